@@ -1,0 +1,136 @@
+/* Loom: topology-aware collective communication.
+ *
+ * The C API is the stable surface frameworks link against. Every call returns
+ * a loomResult_t; loomCommGetLastError() gives the full sentence of the last
+ * failure on a communicator (loomGetLastError() for calls without one).
+ *
+ * Semantics follow NCCL where NCCL has them: counts are in elements,
+ * AllGather is in place when sendbuf == recvbuf + rank*sendcount,
+ * ReduceScatter when sendbuf + rank*recvcount == recvbuf. `stream` is NULL
+ * for host buffers. A NULL `request` makes a call block until the operation
+ * is done; otherwise the call returns at once with a handle for loomWait,
+ * loomTest and loomRequestFree. Operations on one communicator complete in
+ * the order they were issued.
+ */
+#ifndef LOOM_LOOM_H
+#define LOOM_LOOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOOM_MAJOR 0
+#define LOOM_MINOR 1
+#define LOOM_PATCH 0
+/* As NCCL: major*10000 + minor*100 + patch. */
+#define LOOM_VERSION_CODE (LOOM_MAJOR * 10000 + LOOM_MINOR * 100 + LOOM_PATCH)
+
+#define LOOM_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[LOOM_UNIQUE_ID_BYTES];
+} loomUniqueId;
+
+typedef struct loomComm* loomComm_t;
+typedef struct loomRequest* loomRequest_t;
+
+typedef enum {
+  loomSuccess = 0,
+  loomInProgress,
+  loomTimeout,
+  loomInvalidArgument,
+  loomInvalidUsage,
+  loomSystemError,
+  loomRemoteError,
+  loomInternalError,
+  loomAborted,
+  loomUnsupported
+} loomResult_t;
+
+typedef enum {
+  loomInt8 = 0,
+  loomUint8,
+  loomInt32,
+  loomUint32,
+  loomInt64,
+  loomUint64,
+  loomFloat16,
+  loomBfloat16,
+  loomFloat32,
+  loomFloat64
+} loomDataType_t;
+#define LOOM_NUM_DTYPES 10
+
+typedef enum { loomSum = 0, loomProd, loomMax, loomMin, loomAvg } loomRedOp_t;
+#define LOOM_NUM_OPS 5
+
+typedef struct loomConfig {
+  size_t size;       /* sizeof(loomConfig_t): lets the struct grow compatibly */
+  int64_t timeoutMs; /* -1: LOOM_TIMEOUT_MS, else 600000 (10 minutes) */
+  const char* name;  /* shown in log lines and error sentences; may be NULL */
+} loomConfig_t;
+
+#define LOOM_CONFIG_INITIALIZER \
+  { sizeof(loomConfig_t), -1, NULL }
+
+const char* loomGetErrorString(loomResult_t result);
+/* The full sentence of the last failure on comm, or "" if none. */
+const char* loomCommGetLastError(loomComm_t comm);
+/* The last failure of a call made by this thread that had no communicator
+ * to report on (for example loomCommInitRank). */
+const char* loomGetLastError(void);
+loomResult_t loomGetVersion(int* version);
+
+loomResult_t loomGetUniqueId(loomUniqueId* id);
+loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank, const loomConfig_t* config);
+loomResult_t loomCommInitFromEnv(loomComm_t* comm, const loomConfig_t* config);
+/* As ncclCommSplit: ranks with the same color form a new communicator,
+ * ordered by key then by rank in comm. color < 0 (LOOM_SPLIT_NOCOLOR) gives
+ * *newcomm = NULL. Collective over comm. */
+#define LOOM_SPLIT_NOCOLOR (-1)
+loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm, const loomConfig_t* config);
+loomResult_t loomCommCount(loomComm_t comm, int* count);
+loomResult_t loomCommUserRank(loomComm_t comm, int* rank);
+/* Waits for the communicator's pending operations, then frees it. */
+loomResult_t loomCommDestroy(loomComm_t comm);
+/* Fails every pending operation of comm with loomAborted, within a second,
+ * and frees it. Pending requests stay valid until freed. */
+loomResult_t loomCommAbort(loomComm_t comm);
+
+loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomRedOp_t op,
+                           loomComm_t comm, void* stream, loomRequest_t* request);
+loomResult_t loomAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, loomDataType_t dtype, loomComm_t comm,
+                           void* stream, loomRequest_t* request);
+loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, loomDataType_t dtype,
+                               loomRedOp_t op, loomComm_t comm, void* stream, loomRequest_t* request);
+loomResult_t loomBroadcast(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, int root,
+                           loomComm_t comm, void* stream, loomRequest_t* request);
+loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomRedOp_t op,
+                        int root, loomComm_t comm, void* stream, loomRequest_t* request);
+loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomComm_t comm,
+                          void* stream, loomRequest_t* request);
+loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
+                      loomRequest_t* request);
+loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
+                      loomRequest_t* request);
+loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
+
+/* loomSuccess once done; loomTimeout if not done within timeoutMs (-1: the
+ * communicator's timeout; 0: poll) while the operation keeps running and the
+ * request stays valid; otherwise the operation's own error. */
+loomResult_t loomWait(loomRequest_t request, int64_t timeoutMs);
+loomResult_t loomTest(loomRequest_t request, int* done);
+/* May be called on a finished or pending request; a pending op still runs. */
+loomResult_t loomRequestFree(loomRequest_t request);
+
+size_t loomTypeSize(loomDataType_t dtype); /* 0 for an unknown dtype */
+const char* loomTypeName(loomDataType_t dtype);
+const char* loomOpName(loomRedOp_t op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOOM_LOOM_H */

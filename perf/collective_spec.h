@@ -1,0 +1,46 @@
+// What the perf harness needs to know about each collective: how the
+// table's "size" maps to counts (as nccl-tests defines it), the bus
+// bandwidth factor, how to call it, and what every rank should hold after.
+#pragma once
+
+#include <loom/loom.h>
+
+#include <cstddef>
+
+namespace loom::perf {
+
+struct CallArgs {
+  const void* send;
+  void* recv;
+  loomDataType_t dtype;
+  loomRedOp_t op;
+  int root;
+  loomComm_t comm;
+  int rank;
+  int nranks;
+};
+
+struct CollectiveSpec {
+  const char* name;  // "AllReduce"
+  bool hasOp;
+  bool hasRoot;
+  // Elements per rank as the table's `count` column shows, for `bytes`.
+  size_t (*countFor)(size_t bytes, size_t typeSize, int nranks);
+  // Bytes of the send and receive buffers for that count.
+  size_t (*sendElements)(size_t count, int nranks);
+  size_t (*recvElements)(size_t count, int nranks);
+  // Where the in-place form puts the send buffer inside recv (in elements).
+  size_t (*inPlaceSendOffset)(size_t count, int rank);
+  double (*busFactor)(int nranks);
+  loomResult_t (*call)(const CallArgs& args, size_t count, loomRequest_t* request);
+};
+
+const CollectiveSpec& allReduceSpec();
+const CollectiveSpec& allGatherSpec();
+const CollectiveSpec& reduceScatterSpec();
+const CollectiveSpec& broadcastSpec();
+const CollectiveSpec& reduceSpec();
+const CollectiveSpec& allToAllSpec();
+const CollectiveSpec& sendRecvSpec();
+
+}  // namespace loom::perf

@@ -1,0 +1,5 @@
+#include "perf_runner.h"
+
+int main(int argc, char** argv) {
+  return loom::perf::runPerf(loom::perf::sendRecvSpec(), "sendrecv_perf", argc, argv);
+}

@@ -1,0 +1,41 @@
+// The rendezvous: a listener that admits the ranks of one communicator (each
+// proving the secret), then serves all-gather rounds over those connections
+// for as long as the ranks keep them open. Ranks use rounds to exchange what
+// the transports need at init, to split, and to agree before unlinking
+// shared memory.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bootstrap/unique_id.h"
+
+namespace loom::bootstrap {
+
+// Starts the rendezvous on a background thread and returns at once. port 0
+// picks a free port. The thread exits when every admitted rank has closed
+// its connection, or when no rank arrived within waitForRanksMs.
+Endpoint startRendezvous(const Secret& secret, uint16_t port, int64_t waitForRanksMs);
+
+// One rank's connection to the rendezvous.
+class RendezvousClient {
+ public:
+  RendezvousClient(const RendezvousAddress& address, int rank, int nranks, int64_t timeoutMs);
+
+  // Every rank contributes `mine`; all receive every rank's contribution, in
+  // rank order. Collective: every rank must call it the same number of times.
+  std::vector<std::string> allGather(const std::string& mine);
+  void barrier() { allGather(std::string()); }
+
+ private:
+  std::mutex mutex_;  // one round at a time, even if callers race
+  Socket socket_;
+  int rank_;
+  int nranks_;
+  int64_t timeoutMs_;
+  std::string peerName_;
+};
+
+}  // namespace loom::bootstrap

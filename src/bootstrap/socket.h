@@ -1,0 +1,72 @@
+// Small blocking TCP helpers for the bootstrap. Every call that can wait
+// takes a deadline, so a silent peer becomes loomTimeout, never a hang.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/deadline.h"
+
+namespace loom::bootstrap {
+
+// Owns a file descriptor; closes it on destruction.
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  Socket(Socket&& other) noexcept : fd_(other.release()) {}
+  Socket& operator=(Socket&& other) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  ~Socket() { close(); }
+
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void close();
+
+ private:
+  int fd_ = -1;
+};
+
+// An IPv4 address and port, in host byte order for the port.
+struct Endpoint {
+  uint32_t ipv4 = 0;  // network byte order
+  uint16_t port = 0;
+  std::string toString() const;
+};
+
+// Parses a dotted IPv4 address or resolves a host name; throws loomInvalidArgument.
+uint32_t resolveIpv4(const std::string& host, const char* what);
+
+// The address other hosts should use to reach this one: LOOM_SOCKET_IFNAME's
+// address when given (passed in), else the first up non-loopback IPv4
+// interface, else 127.0.0.1.
+uint32_t advertisedAddress(const std::string& interfaceName);
+
+// Listens on all interfaces; port 0 picks a free one. Returns the bound port.
+Socket listenTcp(uint16_t port, uint16_t* boundPort);
+// Retries refused connections until the deadline (the listener may not be up yet).
+Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what);
+// Waits until fd is readable (true) or the deadline passes (false).
+bool waitReadable(int fd, const Deadline& deadline);
+
+// Whole-buffer transfers. A closed peer is loomRemoteError and a passed
+// deadline loomTimeout; `what` names the peer in the sentence.
+void sendAll(int fd, const void* data, size_t size, const Deadline& deadline, const std::string& what);
+void recvAll(int fd, void* data, size_t size, const Deadline& deadline, const std::string& what);
+
+// Length-prefixed messages; a length above maxSize is rejected as corrupt.
+void sendFrame(int fd, const std::string& payload, const Deadline& deadline, const std::string& what);
+std::string recvFrame(int fd, size_t maxSize, const Deadline& deadline, const std::string& what);
+// As recvFrame, but a peer that closed the connection before the frame began
+// returns false instead of throwing: for servers, where that is routine.
+bool recvFrameUnlessClosed(int fd, size_t maxSize, const Deadline& deadline, const std::string& what,
+                           std::string* payload);
+
+}  // namespace loom::bootstrap

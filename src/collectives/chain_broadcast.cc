@@ -1,0 +1,85 @@
+// Broadcast and Reduce as pipelined chains along the ring: Broadcast starts
+// at the root, Reduce ends there. Each chunk takes n-1 hops, but chunks
+// follow each other closely, so large buffers move at link speed.
+#include <algorithm>
+
+#include "collectives/collectives.h"
+#include "collectives/primitives.h"
+
+namespace loom {
+namespace {
+
+int positionOf(const Team& team, int rank) {
+  for (int i = 0; i < team.nranks; ++i)
+    if (team.ring[i] == rank) return i;
+  return 0;
+}
+
+// Distance from `from` to this rank going forward around the ring.
+int hopsFrom(const Team& team, int from) {
+  return ((team.ringPosition - positionOf(team, from)) % team.nranks + team.nranks) % team.nranks;
+}
+
+}  // namespace
+
+void chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  const size_t elem = prims.elementSize();
+  const char* in = static_cast<const char*>(args.sendbuf);
+  char* out = static_cast<char*>(args.recvbuf);
+  const bool isRoot = team.rank == args.root;
+  if (team.nranks == 1) {
+    copyBytes(out, in, args.count * elem);
+    return;
+  }
+  const int hops = hopsFrom(team, args.root);
+  const bool isLast = hops == team.nranks - 1;
+  SendConnection* next = isLast ? nullptr : &team.next();
+  RecvConnection* prev = isRoot ? nullptr : &team.prev();
+  const size_t chunk = prims.chunkElements((next ? next->slotBytes() : prev->slotBytes()));
+
+  for (size_t start = 0; start < args.count; start += chunk) {
+    const size_t len = std::min(chunk, args.count - start);
+    const size_t at = start * elem;
+    if (isRoot) {
+      prims.send(*next, in + at, len);
+      copyBytes(out + at, in + at, len * elem);
+    } else if (isLast) {
+      prims.recv(*prev, out + at, len);
+    } else {
+      prims.recvCopySend(*prev, *next, out + at, len);
+    }
+  }
+}
+
+void chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  const size_t elem = prims.elementSize();
+  const char* in = static_cast<const char*>(args.sendbuf);
+  char* out = static_cast<char*>(args.recvbuf);
+  const bool isRoot = team.rank == args.root;
+  if (team.nranks == 1) {
+    prims.localReduceCopy(in, out, args.count);
+    return;
+  }
+  // The chain starts just after the root and ends at it.
+  const int hops = hopsFrom(team, args.root);
+  const bool isFirst = hops == 1;
+  SendConnection* next = isRoot ? nullptr : &team.next();
+  RecvConnection* prev = isFirst ? nullptr : &team.prev();
+  const size_t chunk = prims.chunkElements((next ? next->slotBytes() : prev->slotBytes()));
+
+  for (size_t start = 0; start < args.count; start += chunk) {
+    const size_t len = std::min(chunk, args.count - start);
+    const size_t at = start * elem;
+    if (isFirst) {
+      prims.send(*next, in + at, len);
+    } else if (isRoot) {
+      prims.recvReduceCopy(*prev, in + at, out + at, len);
+    } else {
+      prims.recvReduceSend(*prev, *next, in + at, len);
+    }
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,60 @@
+// Algorithms as schedules of primitives. Each runs on one rank, on the
+// progress thread (or the caller's, for a blocking call on an idle
+// communicator), and returns when this rank's part is done.
+#pragma once
+
+#include <loom/loom.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "transport/transport.h"
+#include "transport/wait_context.h"
+
+namespace loom {
+
+// Where this rank sits and how it reaches the others.
+struct Team {
+  int rank;
+  int nranks;
+  std::vector<int> ring;  // ring[i] is the rank at ring position i
+  int ringPosition;       // this rank's position in `ring`
+  Transport* transport;   // null when nranks == 1
+
+  int ringRank(int position) const { return ring[((position % nranks) + nranks) % nranks]; }
+  SendConnection& next() const { return transport->sendTo(ringRank(ringPosition + 1)); }
+  RecvConnection& prev() const { return transport->recvFrom(ringRank(ringPosition - 1)); }
+};
+
+struct CollectiveArgs {
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+  size_t count = 0;  // per the C API's meaning for the collective
+  loomDataType_t dtype = loomUint8;
+  loomRedOp_t op = loomSum;
+  int root = 0;  // Broadcast, Reduce; the peer for Send and Recv
+};
+
+void ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void ringAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void pointToPointSend(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void ringBarrier(const Team& team, const WaitContext& wait);
+
+// Splits `total` elements into `parts` nearly equal blocks; block i starts at
+// blockOffset(i) and has blockSize(i) elements (sizes differ by at most one).
+struct EvenSplit {
+  size_t total;
+  int parts;
+  size_t blockSize(int i) const { return total / parts + (static_cast<size_t>(i) < total % parts ? 1 : 0); }
+  size_t blockOffset(int i) const {
+    size_t base = total / parts, extra = total % parts;
+    return base * i + (static_cast<size_t>(i) < extra ? i : extra);
+  }
+};
+
+}  // namespace loom

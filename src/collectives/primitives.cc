@@ -1,0 +1,72 @@
+#include "collectives/primitives.h"
+
+#include <cstring>
+
+#include "reduce/reduce.h"
+
+namespace loom {
+
+void copyBytes(void* dst, const void* src, size_t bytes) {
+  if (dst != src && bytes > 0) std::memcpy(dst, src, bytes);
+}
+
+Primitives::Primitives(const WaitContext& wait, loomDataType_t dtype, loomRedOp_t op, int nranks)
+    : wait_(wait), dtype_(dtype), op_(op), nranks_(nranks), elementSize_(loomTypeSize(dtype)) {}
+
+void Primitives::finishAverage(void* data, size_t count) {
+  if (op_ == loomAvg && nranks_ > 1) divideArray(data, count, dtype_, nranks_);
+}
+
+void Primitives::send(SendConnection& to, const void* src, size_t count) {
+  void* slot = to.acquire(wait_);
+  copyBytes(slot, src, count * elementSize_);
+  to.post();
+}
+
+void Primitives::recv(RecvConnection& from, void* dst, size_t count) {
+  const void* slot = from.acquire(wait_);
+  copyBytes(dst, slot, count * elementSize_);
+  from.release();
+}
+
+void Primitives::recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count) {
+  const void* in = from.acquire(wait_);
+  void* out = to.acquire(wait_);
+  reduceArrays(out, in, local, count, dtype_, op_);
+  to.post();
+  from.release();
+}
+
+void Primitives::recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count) {
+  const void* in = from.acquire(wait_);
+  reduceArrays(dst, in, local, count, dtype_, op_);
+  from.release();
+  finishAverage(dst, count);
+}
+
+void Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst,
+                                    size_t count) {
+  const void* in = from.acquire(wait_);
+  void* out = to.acquire(wait_);
+  reduceArrays(out, in, local, count, dtype_, op_);
+  from.release();
+  finishAverage(out, count);
+  copyBytes(dst, out, count * elementSize_);
+  to.post();
+}
+
+void Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count) {
+  const void* in = from.acquire(wait_);
+  void* out = to.acquire(wait_);
+  copyBytes(out, in, count * elementSize_);
+  from.release();
+  to.post();
+  copyBytes(dst, out, count * elementSize_);
+}
+
+void Primitives::localReduceCopy(const void* src, void* dst, size_t count) {
+  copyBytes(dst, src, count * elementSize_);
+  finishAverage(dst, count);
+}
+
+}  // namespace loom

@@ -1,0 +1,48 @@
+// The steps every algorithm is built from. Each moves one chunk (at most one
+// slot) and reads the incoming slot in place / writes the outgoing slot
+// directly: a ring step is one pass over memory, never a detour through a
+// temporary buffer.
+#pragma once
+
+#include <loom/loom.h>
+
+#include <cstddef>
+
+#include "transport/connection.h"
+#include "transport/wait_context.h"
+
+namespace loom {
+
+class Primitives {
+ public:
+  Primitives(const WaitContext& wait, loomDataType_t dtype, loomRedOp_t op, int nranks);
+
+  // Elements that fit in one slot of `connectionSlotBytes`.
+  size_t chunkElements(size_t connectionSlotBytes) const { return connectionSlotBytes / elementSize_; }
+  size_t elementSize() const { return elementSize_; }
+
+  void send(SendConnection& to, const void* src, size_t count);
+  void recv(RecvConnection& from, void* dst, size_t count);
+  void recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count);
+  // Final reduction step: dst = incoming (op) local, divided by nranks for avg.
+  void recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count);
+  void recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst, size_t count);
+  void recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count);
+
+  // dst = src, finished for avg as a one-rank reduction would be.
+  void localReduceCopy(const void* src, void* dst, size_t count);
+
+ private:
+  void finishAverage(void* data, size_t count);
+
+  const WaitContext& wait_;
+  loomDataType_t dtype_;
+  loomRedOp_t op_;
+  int nranks_;
+  size_t elementSize_;
+};
+
+// memcpy that tolerates dst == src (the in-place forms).
+void copyBytes(void* dst, const void* src, size_t bytes);
+
+}  // namespace loom

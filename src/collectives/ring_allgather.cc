@@ -1,0 +1,37 @@
+// Ring AllGather: each rank's block travels n-1 hops around the ring, one
+// slot-sized chunk at a time so consecutive chunks overlap on the links.
+#include <algorithm>
+
+#include "collectives/collectives.h"
+#include "collectives/primitives.h"
+
+namespace loom {
+
+void ringAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  const size_t elem = prims.elementSize();
+  const size_t blockBytes = args.count * elem;
+  const char* in = static_cast<const char*>(args.sendbuf);
+  char* out = static_cast<char*>(args.recvbuf);
+  auto blockOf = [&](int rank) { return out + static_cast<size_t>(rank) * blockBytes; };
+  if (team.nranks == 1) {
+    copyBytes(out, in, blockBytes);
+    return;
+  }
+  SendConnection& next = team.next();
+  RecvConnection& prev = team.prev();
+  const int n = team.nranks;
+  const int p = team.ringPosition;
+  const size_t chunk = std::min(prims.chunkElements(next.slotBytes()), prims.chunkElements(prev.slotBytes()));
+
+  for (size_t start = 0; start < args.count; start += chunk) {
+    const size_t len = std::min(chunk, args.count - start);
+    const size_t at = start * elem;
+    prims.send(next, in + at, len);
+    copyBytes(blockOf(team.rank) + at, in + at, len * elem);
+    for (int step = 1; step < n - 1; ++step) prims.recvCopySend(prev, next, blockOf(team.ringRank(p - step)) + at, len);
+    prims.recv(prev, blockOf(team.ringRank(p + 1)) + at, len);
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,38 @@
+// Ring ReduceScatter: the reduce-scatter half of ring AllReduce, with the
+// blocks shifted by one so that rank r ends holding block r, chunked so
+// consecutive chunks overlap on the links.
+#include <algorithm>
+
+#include "collectives/collectives.h"
+#include "collectives/primitives.h"
+
+namespace loom {
+
+void ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  const size_t elem = prims.elementSize();
+  const size_t blockBytes = args.count * elem;
+  const char* in = static_cast<const char*>(args.sendbuf);
+  char* out = static_cast<char*>(args.recvbuf);
+  auto blockOf = [&](int rank) { return in + static_cast<size_t>(rank) * blockBytes; };
+  if (team.nranks == 1) {
+    prims.localReduceCopy(in, out, args.count);
+    return;
+  }
+  SendConnection& next = team.next();
+  RecvConnection& prev = team.prev();
+  const int n = team.nranks;
+  const int p = team.ringPosition;
+  const size_t chunk = std::min(prims.chunkElements(next.slotBytes()), prims.chunkElements(prev.slotBytes()));
+
+  for (size_t start = 0; start < args.count; start += chunk) {
+    const size_t len = std::min(chunk, args.count - start);
+    const size_t at = start * elem;
+    prims.send(next, blockOf(team.ringRank(p - 1)) + at, len);
+    for (int step = 1; step < n - 1; ++step)
+      prims.recvReduceSend(prev, next, blockOf(team.ringRank(p - 1 - step)) + at, len);
+    prims.recvReduceCopy(prev, blockOf(team.rank) + at, out + at, len);
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,443 @@
+// The C API boundary: handles in, loomResult_t out. Every loom::Error thrown
+// below becomes its code here, and its sentence is kept for
+// loomCommGetLastError / loomGetLastError. Nothing throws past this file.
+#include <loom/loom.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "bootstrap/auth.h"
+#include "bootstrap/rendezvous.h"
+#include "bootstrap/socket.h"
+#include "bootstrap/unique_id.h"
+#include "core/communicator.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/validate.h"
+
+struct loomComm {
+  std::shared_ptr<loom::Communicator> impl;
+};
+struct loomRequest {
+  std::shared_ptr<loom::Request> impl;
+};
+
+namespace loom {
+namespace {
+
+thread_local std::string threadLastError;
+
+// Live communicator handles. A destroyed handle's memory is kept (a few
+// bytes) so a later call through the stale pointer is reported as a
+// destroyed communicator instead of reading freed memory.
+std::mutex registryMutex;
+std::unordered_set<loomComm*>& liveComms() {
+  static auto* live = new std::unordered_set<loomComm*>();
+  return *live;
+}
+
+std::shared_ptr<Communicator> lookup(const char* api, loomComm_t comm) {
+  if (comm == nullptr) fail(loomInvalidArgument, std::string(api) + ": comm is NULL");
+  std::lock_guard<std::mutex> lock(registryMutex);
+  if (liveComms().count(comm) == 0 || !comm->impl)
+    fail(loomInvalidUsage, std::string(api) + ": the communicator was destroyed or aborted, or was never created");
+  return comm->impl;
+}
+
+loomComm_t registerComm(std::unique_ptr<Communicator> impl) {
+  auto* handle = new loomComm{std::shared_ptr<Communicator>(std::move(impl))};
+  std::lock_guard<std::mutex> lock(registryMutex);
+  liveComms().insert(handle);
+  return handle;
+}
+
+std::shared_ptr<Communicator> unregisterComm(const char* api, loomComm_t comm) {
+  std::shared_ptr<Communicator> impl = lookup(api, comm);
+  std::lock_guard<std::mutex> lock(registryMutex);
+  liveComms().erase(comm);
+  comm->impl.reset();
+  return impl;
+}
+
+loomResult_t report(const Error& e, Communicator* comm) {
+  threadLastError = e.what();
+  if (comm != nullptr) comm->recordError(e.what());
+  return e.code();
+}
+
+// Runs body, turning any exception into a result code and a sentence.
+template <typename Body>
+loomResult_t guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    return report(e, nullptr);
+  } catch (const std::bad_alloc&) {
+    threadLastError = "out of memory";
+    return loomSystemError;
+  } catch (const std::exception& e) {
+    threadLastError = std::string("internal error: ") + e.what();
+    return loomInternalError;
+  }
+}
+
+// Same, for calls on a communicator: its sentence is kept there too.
+template <typename Body>
+loomResult_t onComm(const char* api, loomComm_t handle, Body&& body) {
+  return guarded([&]() -> loomResult_t {
+    std::shared_ptr<Communicator> comm = lookup(api, handle);
+    try {
+      return body(*comm);
+    } catch (const Error& e) {
+      return report(e, comm.get());
+    }
+  });
+}
+
+loomResult_t launch(Communicator& comm, const char* name, Communicator::Kind kind, Communicator::Body body,
+                    loomRequest_t* request) {
+  const bool blocking = request == nullptr;
+  std::shared_ptr<Request> pending = comm.submit(name, kind, std::move(body), blocking);
+  if (!blocking) {
+    *request = new loomRequest{std::move(pending)};
+    return loomSuccess;
+  }
+  loomResult_t result = pending->waitUntilDone();
+  if (result != loomSuccess) threadLastError = pending->error();
+  return result;
+}
+
+// The checks every reduction or data-movement call shares.
+void checkCommon(const char* api, loomDataType_t dtype, void* stream) {
+  checkDtype(api, dtype);
+  checkStream(api, stream);
+}
+
+}  // namespace
+}  // namespace loom
+
+using loom::Communicator;
+using Kind = loom::Communicator::Kind;
+
+extern "C" {
+
+const char* loomGetErrorString(loomResult_t result) {
+  switch (result) {
+    case loomSuccess: return "no error";
+    case loomInProgress: return "operation in progress";
+    case loomTimeout: return "operation timed out";
+    case loomInvalidArgument: return "invalid argument";
+    case loomInvalidUsage: return "invalid usage";
+    case loomSystemError: return "system call failed";
+    case loomRemoteError: return "a remote rank failed or sent bad data";
+    case loomInternalError: return "internal error in Loom";
+    case loomAborted: return "aborted";
+    case loomUnsupported: return "not supported";
+  }
+  return "unknown loomResult_t value";
+}
+
+const char* loomGetLastError(void) {
+  return loom::threadLastError.c_str();
+}
+
+const char* loomCommGetLastError(loomComm_t comm) {
+  thread_local std::string copy;
+  try {
+    copy = loom::lookup("loomCommGetLastError", comm)->lastError();
+  } catch (const loom::Error& e) {
+    copy = e.what();
+  }
+  return copy.c_str();
+}
+
+loomResult_t loomGetVersion(int* version) {
+  return loom::guarded([&] {
+    if (version == nullptr) loom::fail(loomInvalidArgument, "loomGetVersion: version is NULL");
+    *version = LOOM_VERSION_CODE;
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomGetUniqueId(loomUniqueId* id) {
+  return loom::guarded([&] {
+    if (id == nullptr) loom::fail(loomInvalidArgument, "loomGetUniqueId: id is NULL");
+    // Initialise process-wide state here, on the caller's thread, not first
+    // inside the rendezvous thread where a concurrent fork could catch it.
+    loom::bootstrap::initialiseCrypto();
+    loom::logSettings();
+    loom::bootstrap::RendezvousAddress address;
+    address.secret = loom::bootstrap::randomSecret();
+    const int64_t waitForRanksMs = loom::readCommConfig(nullptr).timeoutMs;
+    address.endpoint = loom::bootstrap::startRendezvous(address.secret, 0, waitForRanksMs);
+    address.endpoint.ipv4 = loom::bootstrap::advertisedAddress(loom::socketInterfaceName());
+    *id = loom::bootstrap::encodeUniqueId(address);
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank, const loomConfig_t* config) {
+  return loom::guarded([&] {
+    if (comm == nullptr) loom::fail(loomInvalidArgument, "loomCommInitRank: comm is NULL");
+    *comm = nullptr;
+    if (nranks < 1)
+      loom::fail(loomInvalidArgument, "loomCommInitRank: nranks " + std::to_string(nranks) + " is not positive");
+    loom::checkRank("loomCommInitRank", "rank", rank, nranks);
+    loom::CommConfig settings = loom::readCommConfig(config);
+    auto address = loom::bootstrap::decodeUniqueId(id);
+    *comm = loom::registerComm(std::make_unique<Communicator>(rank, nranks, address, settings));
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommInitFromEnv(loomComm_t* comm, const loomConfig_t* config) {
+  return loom::guarded([&] {
+    if (comm == nullptr) loom::fail(loomInvalidArgument, "loomCommInitFromEnv: comm is NULL");
+    *comm = nullptr;
+    loom::CommConfig settings = loom::readCommConfig(config);
+    loom::LaunchEnvironment launch = loom::readLaunchEnvironment();
+    loom::bootstrap::RendezvousAddress address;
+    // Without LOOM_SECRET (loomrun sets one), anyone who can reach
+    // MASTER_ADDR:MASTER_PORT can join, as with torchrun's own store.
+    address.secret = loom::bootstrap::secretFromText(
+        launch.secret.empty() ? launch.masterAddr + ":" + std::to_string(launch.masterPort) : launch.secret);
+    address.endpoint.ipv4 = loom::bootstrap::resolveIpv4(launch.masterAddr, "MASTER_ADDR");
+    address.endpoint.port = static_cast<uint16_t>(launch.masterPort);
+    if (launch.rank == 0) loom::bootstrap::startRendezvous(address.secret, address.endpoint.port, settings.timeoutMs);
+    *comm = loom::registerComm(std::make_unique<Communicator>(launch.rank, launch.nranks, address, settings));
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm, const loomConfig_t* config) {
+  return loom::onComm("loomCommSplit", comm, [&](Communicator& c) {
+    if (newcomm == nullptr) loom::fail(loomInvalidArgument, "loomCommSplit: newcomm is NULL");
+    *newcomm = nullptr;
+    loom::CommConfig settings = loom::readCommConfig(config);
+    if (config == nullptr) settings.timeoutMs = c.config().timeoutMs;  // inherit, as NCCL inherits its config
+    std::unique_ptr<Communicator> child = c.split(color, key, settings);
+    if (child) *newcomm = loom::registerComm(std::move(child));
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommCount(loomComm_t comm, int* count) {
+  return loom::onComm("loomCommCount", comm, [&](Communicator& c) {
+    if (count == nullptr) loom::fail(loomInvalidArgument, "loomCommCount: count is NULL");
+    *count = c.nranks();
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommUserRank(loomComm_t comm, int* rank) {
+  return loom::onComm("loomCommUserRank", comm, [&](Communicator& c) {
+    if (rank == nullptr) loom::fail(loomInvalidArgument, "loomCommUserRank: rank is NULL");
+    *rank = c.rank();
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommDestroy(loomComm_t comm) {
+  return loom::guarded([&] {
+    std::shared_ptr<Communicator> impl = loom::unregisterComm("loomCommDestroy", comm);
+    impl.reset();  // waits for pending operations unless another call still holds it
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommAbort(loomComm_t comm) {
+  return loom::guarded([&] {
+    std::shared_ptr<Communicator> impl = loom::unregisterComm("loomCommAbort", comm);
+    impl->abort();
+    impl.reset();
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomRedOp_t op,
+                           loomComm_t comm, void* stream, loomRequest_t* request) {
+  const char* api = "loomAllReduce";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::checkOp(api, op);
+    size_t bytes = loom::checkedBytes(api, count, dtype, 1);
+    loom::checkBuffer(api, "sendbuf", sendbuf, bytes);
+    loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
+    loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
+    loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, 0};
+    return loom::launch(
+        c, "AllReduce", Kind::kCollective,
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::ringAllReduce(t, args, w); }, request);
+  });
+}
+
+loomResult_t loomAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, loomDataType_t dtype, loomComm_t comm,
+                           void* stream, loomRequest_t* request) {
+  const char* api = "loomAllGather";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    size_t sendBytes = loom::checkedBytes(api, sendcount, dtype, 1);
+    size_t recvBytes = loom::checkedBytes(api, sendcount, dtype, c.nranks());
+    loom::checkBuffer(api, "sendbuf", sendbuf, sendBytes);
+    loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
+    loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, true, sendBytes * c.rank());
+    loom::CollectiveArgs args{sendbuf, recvbuf, sendcount, dtype, loomSum, 0};
+    return loom::launch(
+        c, "AllGather", Kind::kCollective,
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::ringAllGather(t, args, w); }, request);
+  });
+}
+
+loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, loomDataType_t dtype,
+                               loomRedOp_t op, loomComm_t comm, void* stream, loomRequest_t* request) {
+  const char* api = "loomReduceScatter";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::checkOp(api, op);
+    size_t recvBytes = loom::checkedBytes(api, recvcount, dtype, 1);
+    size_t sendBytes = loom::checkedBytes(api, recvcount, dtype, c.nranks());
+    loom::checkBuffer(api, "sendbuf", sendbuf, sendBytes);
+    loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
+    loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, false, recvBytes * c.rank());
+    loom::CollectiveArgs args{sendbuf, recvbuf, recvcount, dtype, op, 0};
+    return loom::launch(
+        c, "ReduceScatter", Kind::kCollective,
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::ringReduceScatter(t, args, w); }, request);
+  });
+}
+
+loomResult_t loomBroadcast(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, int root,
+                           loomComm_t comm, void* stream, loomRequest_t* request) {
+  const char* api = "loomBroadcast";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::checkRank(api, "root", root, c.nranks());
+    size_t bytes = loom::checkedBytes(api, count, dtype, 1);
+    if (c.rank() == root) {  // as in NCCL, sendbuf matters at the root only
+      loom::checkBuffer(api, "sendbuf", sendbuf, bytes);
+      loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
+    }
+    loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
+    loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, root};
+    return loom::launch(
+        c, "Broadcast", Kind::kCollective,
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::chainBroadcast(t, args, w); }, request);
+  });
+}
+
+loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomRedOp_t op,
+                        int root, loomComm_t comm, void* stream, loomRequest_t* request) {
+  const char* api = "loomReduce";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::checkOp(api, op);
+    loom::checkRank(api, "root", root, c.nranks());
+    size_t bytes = loom::checkedBytes(api, count, dtype, 1);
+    loom::checkBuffer(api, "sendbuf", sendbuf, bytes);
+    if (c.rank() == root) {  // as in NCCL, recvbuf matters at the root only
+      loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
+      loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
+    }
+    loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, root};
+    return loom::launch(
+        c, "Reduce", Kind::kCollective,
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::chainReduce(t, args, w); }, request);
+  });
+}
+
+loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomComm_t comm,
+                          void* stream, loomRequest_t* request) {
+  const char* api = "loomAllToAll";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    size_t bytes = loom::checkedBytes(api, count, dtype, c.nranks());
+    loom::checkBuffer(api, "sendbuf", sendbuf, bytes);
+    loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
+    loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
+    loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, 0};
+    return loom::launch(
+        c, "AllToAll", Kind::kCollective,
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::pairwiseAllToAll(t, args, w); }, request);
+  });
+}
+
+loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
+                      loomRequest_t* request) {
+  const char* api = "loomSend";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::checkRank(api, "peer", peer, c.nranks());
+    if (peer == c.rank()) loom::fail(loomInvalidArgument, "loomSend: peer is this rank itself");
+    size_t bytes = loom::checkedBytes(api, count, dtype, 1);
+    loom::checkBuffer(api, "buf", buf, bytes);
+    loom::CollectiveArgs args{buf, nullptr, count, dtype, loomSum, peer};
+    return loom::launch(
+        c, "Send", Kind::kPointToPoint,
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::pointToPointSend(t, args, w); }, request);
+  });
+}
+
+loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
+                      loomRequest_t* request) {
+  const char* api = "loomRecv";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::checkRank(api, "peer", peer, c.nranks());
+    if (peer == c.rank()) loom::fail(loomInvalidArgument, "loomRecv: peer is this rank itself");
+    size_t bytes = loom::checkedBytes(api, count, dtype, 1);
+    loom::checkBuffer(api, "buf", buf, bytes);
+    loom::CollectiveArgs args{nullptr, buf, count, dtype, loomSum, peer};
+    return loom::launch(
+        c, "Recv", Kind::kPointToPoint,
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::pointToPointRecv(t, args, w); }, request);
+  });
+}
+
+loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
+  return loom::onComm("loomBarrier", comm, [&](Communicator& c) {
+    return loom::launch(
+        c, "Barrier", Kind::kCollective,
+        [](const loom::Team& t, const loom::WaitContext& w) { loom::ringBarrier(t, w); }, request);
+  });
+}
+
+loomResult_t loomWait(loomRequest_t request, int64_t timeoutMs) {
+  return loom::guarded([&] {
+    if (request == nullptr) loom::fail(loomInvalidArgument, "loomWait: request is NULL");
+    if (timeoutMs < -1)
+      loom::fail(loomInvalidArgument, "loomWait: timeoutMs " + std::to_string(timeoutMs) +
+                                          " is negative; use -1 for the communicator's timeout");
+    loomResult_t result = request->impl->wait(timeoutMs);
+    if (result == loomTimeout && !request->impl->done())
+      loom::threadLastError = "loomWait: the operation is not done after " + std::to_string(timeoutMs) +
+                              " ms; it keeps running and the request stays valid";
+    else if (result != loomSuccess)
+      loom::threadLastError = request->impl->error();
+    return result;
+  });
+}
+
+loomResult_t loomTest(loomRequest_t request, int* done) {
+  return loom::guarded([&] {
+    if (request == nullptr) loom::fail(loomInvalidArgument, "loomTest: request is NULL");
+    if (done == nullptr) loom::fail(loomInvalidArgument, "loomTest: done is NULL");
+    *done = request->impl->done() ? 1 : 0;
+    if (!*done) return loomSuccess;
+    loomResult_t result = request->impl->wait(0);
+    if (result != loomSuccess) loom::threadLastError = request->impl->error();
+    return result;
+  });
+}
+
+loomResult_t loomRequestFree(loomRequest_t request) {
+  if (request == nullptr) {
+    loom::threadLastError = "loomRequestFree: request is NULL";
+    return loomInvalidArgument;
+  }
+  delete request;  // a pending operation keeps its own reference and completes
+  return loomSuccess;
+}
+
+}  // extern "C"

@@ -1,0 +1,237 @@
+#include "core/communicator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+
+#include "bootstrap/socket.h"
+#include "core/error.h"
+#include "core/logging.h"
+#include "transport/shm/shm_transport.h"
+
+namespace loom {
+namespace {
+
+// What ranks tell each other at init to decide how they connect.
+struct PeerIdentity {
+  std::string host;  // hostname plus boot id: two containers may share a name
+  pid_t pid = 0;
+
+  std::string encode() const { return host + "\n" + std::to_string(pid); }
+  static PeerIdentity decode(const std::string& text, int rank) {
+    PeerIdentity identity;
+    size_t newline = text.rfind('\n');
+    char* end = nullptr;
+    long pid = newline == std::string::npos ? 0 : std::strtol(text.c_str() + newline + 1, &end, 10);
+    if (newline == std::string::npos || end == nullptr || *end != '\0' || pid <= 0)
+      fail(loomRemoteError, "rank " + std::to_string(rank) + " sent a malformed identity at init");
+    identity.host = text.substr(0, newline);
+    identity.pid = static_cast<pid_t>(pid);
+    return identity;
+  }
+};
+
+PeerIdentity myIdentity() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  std::string bootId;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> bootId;
+  return PeerIdentity{std::string(name) + "/" + bootId, getpid()};
+}
+
+std::string hostPart(const std::string& host) {
+  return host.substr(0, host.find('/'));
+}
+
+// Spinning helps only when the rank being waited for has a core of its own.
+int chooseSpinIterations(const CommConfig& config, int localRanks) {
+  if (config.spinIterations >= 0) return config.spinIterations;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return localRanks > cores ? 50 : 2000;
+}
+
+}  // namespace
+
+Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddress& address, const CommConfig& config)
+    : config_(config) {
+  team_.rank = rank;
+  team_.nranks = nranks;
+  team_.ring.resize(nranks);
+  std::iota(team_.ring.begin(), team_.ring.end(), 0);
+  team_.ringPosition = rank;
+  team_.transport = nullptr;
+  spinIterations_ = chooseSpinIterations(config, nranks);
+  rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
+  connectPeers(*rendezvous_);
+  LOOM_INFO("INIT", rank,
+            "Loom " << LOOM_MAJOR << "." << LOOM_MINOR << "." << LOOM_PATCH << " communicator"
+                    << (config.name.empty() ? "" : " '" + config.name + "'") << " ready: rank " << rank << " of "
+                    << nranks << ", pid " << getpid() << ", timeout " << config.timeoutMs << " ms, spin "
+                    << spinIterations_);
+}
+
+void Communicator::connectPeers(bootstrap::RendezvousClient& rendezvous) {
+  std::vector<std::string> identities = rendezvous.allGather(myIdentity().encode());
+  std::vector<pid_t> pids(team_.nranks);
+  const PeerIdentity me = myIdentity();
+  for (int peer = 0; peer < team_.nranks; ++peer) {
+    PeerIdentity identity = PeerIdentity::decode(identities[peer], peer);
+    if (identity.host != me.host)
+      fail(loomUnsupported, "rank " + std::to_string(peer) + " runs on host " + hostPart(identity.host) + " and rank " +
+                                std::to_string(team_.rank) + " on " + hostPart(me.host) +
+                                ": this Loom connects ranks of one host only (shared memory); the TCP and RDMA "
+                                "transports come later");
+    pids[peer] = identity.pid;
+  }
+  if (team_.nranks == 1) return;
+  shm::FifoGeometry geometry{config_.shmSlotBytes, config_.shmSlots};
+  transport_ = std::make_unique<shm::ShmTransport>(team_.rank, pids, geometry, rendezvous);
+  team_.transport = transport_.get();
+  for (int peer = 0; peer < team_.nranks; ++peer) {
+    if (peer == team_.rank) continue;
+    LOOM_INFO("INIT", team_.rank,
+              "rank " << team_.rank << " <-> rank " << peer << " (pid " << pids[peer] << ") via shared memory, "
+                      << geometry.slots << " slots of " << geometry.slotBytes / 1024 << " KiB each way");
+  }
+}
+
+Communicator::~Communicator() {
+  engine_.drain();
+}
+
+std::shared_ptr<Request> Communicator::submit(const char* name, Kind kind, Body body, bool blocking) {
+  auto request = std::make_shared<Request>(config_.timeoutMs);
+  OpInfo info{name, kind, 0, 0};
+  std::lock_guard<std::mutex> lock(submitMutex_);  // held while queuing, so order = sequence order
+  info.sequence = ++operations_;
+  if (kind == Kind::kCollective) info.collective = ++collectives_;
+  LOOM_TRACE("COLL", team_.rank, name << " #" << info.sequence << (blocking ? " (blocking)" : " (async)"));
+  auto task = [this, info, body = std::move(body), request] { execute(info, body, *request); };
+  if (blocking && engine_.runInlineIfIdle(task)) return request;
+  engine_.post(std::move(task));
+  return request;
+}
+
+void Communicator::execute(const OpInfo& info, const Body& body, Request& request) {
+  WaitContext wait;
+  wait.timeoutMs = config_.timeoutMs;
+  wait.aborted = &aborted_;
+  wait.spinIterations = spinIterations_;
+  wait.rank = team_.rank;
+  wait.operation = info.name;
+  wait.sequence = info.sequence;
+  wait.commName = config_.name;
+
+  std::string failure;
+  loomResult_t code = loomSuccess;
+  {
+    std::lock_guard<std::mutex> lock(errorMutex_);
+    if (brokenBy_ != loomSuccess) {
+      code = brokenBy_ == loomAborted ? loomAborted : loomInvalidUsage;
+      failure = wait.describe() + " cannot run: this communicator failed earlier (" + brokenSentence_ +
+                "); destroy or abort it and create a new one";
+    }
+  }
+  if (code == loomSuccess && aborted_.load()) {
+    code = loomAborted;
+    failure = wait.describe() + " was aborted (loomCommAbort) before it started";
+  }
+  if (code == loomSuccess) {
+    try {
+      if (info.kind == Kind::kCollective && transport_) transport_->announceCollectiveStarted(info.collective);
+      body(team_, wait);
+      request.complete(loomSuccess, std::string());
+      return;
+    } catch (const Error& e) {
+      code = e.code();
+      failure = e.what();
+      if (code == loomTimeout && info.kind == Kind::kCollective) failure += arrivalReport(info.collective);
+    } catch (const std::exception& e) {
+      code = loomInternalError;
+      failure = wait.describe() + " failed inside Loom: " + e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lock(errorMutex_);
+      brokenBy_ = code;
+      brokenSentence_ = failure;
+    }
+    if (transport_) transport_->announceFailure(failure);
+  }
+  LOOM_WARN("COLL", team_.rank, failure);
+  recordError(failure);
+  request.complete(code, failure);
+}
+
+std::string Communicator::arrivalReport(uint64_t collective) const {
+  std::string late;
+  for (int peer = 0; peer < team_.nranks; ++peer) {
+    int64_t started = transport_->collectivesStartedBy(peer);
+    if (started >= 0 && static_cast<uint64_t>(started) < collective)
+      late += (late.empty() ? "" : ", ") + std::to_string(peer) + " (has started " + std::to_string(started) + ")";
+  }
+  if (late.empty()) return "; every rank has started this collective, so one of them is stalled inside it";
+  return "; ranks that have not started collective " + std::to_string(collective) + " of this communicator: " + late;
+}
+
+std::unique_ptr<Communicator> Communicator::split(int color, int key, const CommConfig& config) {
+  struct Choice {
+    int32_t color, key;
+  };
+  Choice mine{color, key};
+  std::vector<std::string> all = rendezvous_->allGather(std::string(reinterpret_cast<char*>(&mine), sizeof(mine)));
+  std::vector<std::pair<Choice, int>> members;  // (choice, parent rank) of my color
+  for (int r = 0; r < team_.nranks; ++r) {
+    if (all[r].size() != sizeof(Choice))
+      fail(loomRemoteError, "rank " + std::to_string(r) + " sent a malformed split request");
+    Choice theirs;
+    std::memcpy(&theirs, all[r].data(), sizeof(theirs));
+    if (theirs.color < LOOM_SPLIT_NOCOLOR)
+      fail(loomInvalidArgument, "loomCommSplit: rank " + std::to_string(r) + " passed color " +
+                                    std::to_string(theirs.color) + "; colors are >= 0, or LOOM_SPLIT_NOCOLOR");
+    if (color >= 0 && theirs.color == color) members.push_back({theirs, r});
+  }
+  std::stable_sort(members.begin(), members.end(),
+                   [](const auto& a, const auto& b) { return a.first.key < b.first.key; });
+  // The first member hosts the new communicator's rendezvous and shares its id.
+  std::string idBytes;
+  if (!members.empty() && members.front().second == team_.rank) {
+    bootstrap::RendezvousAddress address;
+    address.secret = bootstrap::randomSecret();
+    address.endpoint = bootstrap::startRendezvous(address.secret, 0, config.timeoutMs);
+    address.endpoint.ipv4 = bootstrap::advertisedAddress(socketInterfaceName());
+    loomUniqueId id = bootstrap::encodeUniqueId(address);
+    idBytes.assign(id.internal, sizeof(id.internal));
+  }
+  std::vector<std::string> ids = rendezvous_->allGather(idBytes);
+  if (members.empty()) return nullptr;
+  const std::string& leaderId = ids[members.front().second];
+  if (leaderId.size() != sizeof(loomUniqueId))
+    fail(loomRemoteError, "rank " + std::to_string(members.front().second) + " did not share the split's unique id");
+  loomUniqueId id;
+  std::memcpy(id.internal, leaderId.data(), sizeof(id.internal));
+  int newRank = 0;
+  while (members[newRank].second != team_.rank) ++newRank;
+  return std::make_unique<Communicator>(newRank, static_cast<int>(members.size()), bootstrap::decodeUniqueId(id),
+                                        config);
+}
+
+void Communicator::abort() {
+  aborted_.store(true);
+  if (transport_)
+    transport_->announceFailure("rank " + std::to_string(team_.rank) + " aborted its communicator (loomCommAbort)");
+}
+
+void Communicator::recordError(const std::string& sentence) {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  lastError_ = sentence;
+}
+
+std::string Communicator::lastError() const {
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  return lastError_;
+}
+
+}  // namespace loom

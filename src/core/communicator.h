@@ -1,0 +1,79 @@
+// A communicator: this rank's place in a group of ranks, the transport that
+// connects it to the others, and the engine that runs its operations in
+// issue order.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "bootstrap/rendezvous.h"
+#include "collectives/collectives.h"
+#include "core/config.h"
+#include "core/progress_engine.h"
+#include "core/request.h"
+#include "transport/transport.h"
+
+namespace loom {
+
+class Communicator {
+ public:
+  // Collective over the nranks ranks that meet at `address`.
+  Communicator(int rank, int nranks, const bootstrap::RendezvousAddress& address, const CommConfig& config);
+  // Lets pending operations finish (each is bounded by the timeout).
+  ~Communicator();
+
+  int rank() const { return team_.rank; }
+  int nranks() const { return team_.nranks; }
+  const CommConfig& config() const { return config_; }
+
+  enum class Kind { kCollective, kPointToPoint };
+  using Body = std::function<void(const Team&, const WaitContext&)>;
+  // Queues the operation behind every earlier one. A blocking call on an
+  // idle communicator runs it on the calling thread before returning.
+  std::shared_ptr<Request> submit(const char* name, Kind kind, Body body, bool blocking);
+
+  // As ncclCommSplit; null for LOOM_SPLIT_NOCOLOR. Collective over this one.
+  std::unique_ptr<Communicator> split(int color, int key, const CommConfig& config);
+
+  // Fails the running and queued operations with loomAborted; the
+  // destructor then returns promptly.
+  void abort();
+
+  void recordError(const std::string& sentence);
+  std::string lastError() const;
+
+ private:
+  struct OpInfo {
+    const char* name;
+    Kind kind;
+    uint64_t sequence;    // every operation of this communicator
+    uint64_t collective;  // collectives only: the arrival board's number
+  };
+  void execute(const OpInfo& info, const Body& body, Request& request);
+  std::string arrivalReport(uint64_t collective) const;
+  void connectPeers(bootstrap::RendezvousClient& rendezvous);
+
+  CommConfig config_;
+  Team team_;
+  int spinIterations_;
+  std::unique_ptr<bootstrap::RendezvousClient> rendezvous_;
+  std::unique_ptr<Transport> transport_;
+  std::atomic<bool> aborted_{false};
+
+  std::mutex submitMutex_;  // sequence numbers follow issue order
+  uint64_t operations_ = 0;
+  uint64_t collectives_ = 0;
+
+  mutable std::mutex errorMutex_;
+  std::string lastError_;
+  loomResult_t brokenBy_ = loomSuccess;  // the failure that left the FIFOs out of step
+  std::string brokenSentence_;
+
+  ProgressEngine engine_;  // last: its worker must stop before the rest goes
+};
+
+}  // namespace loom

@@ -1,0 +1,150 @@
+#include "core/config.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "core/error.h"
+
+namespace loom {
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || value[0] == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+// Whole-string decimal integer in [lo, hi]; the sentence names the variable.
+int64_t parseInteger(const std::string& text, const char* what, int64_t lo, int64_t hi) {
+  errno = 0;
+  char* end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < lo || value > hi) {
+    fail(loomInvalidArgument, std::string(what) + "='" + text + "' is not an integer between " + std::to_string(lo) +
+                                  " and " + std::to_string(hi));
+  }
+  return value;
+}
+
+std::vector<std::string> splitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) parts.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return parts;
+}
+
+LogSettings readLogSettings() {
+  LogSettings settings;
+  if (auto level = env("LOOM_DEBUG")) {
+    if (*level == "WARN")
+      settings.level = LogLevel::kWarn;
+    else if (*level == "INFO")
+      settings.level = LogLevel::kInfo;
+    else if (*level == "TRACE")
+      settings.level = LogLevel::kTrace;
+    else if (*level == "NONE")
+      settings.level = LogLevel::kNone;
+    else
+      std::fprintf(stderr, "LOOM WARN LOOM_DEBUG='%s' is not one of NONE, WARN, INFO, TRACE; using WARN\n",
+                   level->c_str());
+  }
+  if (auto subsys = env("LOOM_DEBUG_SUBSYS")) {
+    if (*subsys != "ALL") settings.subsystems = splitCommas(*subsys);
+  }
+  return settings;
+}
+
+struct RankVariables {
+  const char* launcher;
+  const char* rank;
+  const char* size;
+  const char* localRank;
+};
+
+// Checked in this order: the first launcher whose rank variable is set wins.
+constexpr RankVariables kLaunchers[] = {
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
+    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+    {"PMI", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+};
+
+std::string required(const char* name, const std::string& why) {
+  auto value = env(name);
+  if (!value) fail(loomInvalidUsage, std::string(name) + " is not set; " + why);
+  return *value;
+}
+
+}  // namespace
+
+const LogSettings& logSettings() {
+  static const LogSettings settings = readLogSettings();
+  return settings;
+}
+
+CommConfig readCommConfig(const loomConfig_t* user) {
+  CommConfig config;
+  if (auto timeout = env("LOOM_TIMEOUT_MS"))
+    config.timeoutMs = parseInteger(*timeout, "LOOM_TIMEOUT_MS", 1, INT64_MAX / 2);
+  if (auto slotBytes = env("LOOM_SHM_SLOT_BYTES"))
+    config.shmSlotBytes = parseInteger(*slotBytes, "LOOM_SHM_SLOT_BYTES", 4096, 64 << 20);
+  if (config.shmSlotBytes % 64 != 0)
+    fail(loomInvalidArgument,
+         "LOOM_SHM_SLOT_BYTES=" + std::to_string(config.shmSlotBytes) + " is not a multiple of 64");
+  if (auto slots = env("LOOM_SHM_SLOTS")) config.shmSlots = parseInteger(*slots, "LOOM_SHM_SLOTS", 2, 1024);
+  if (auto spin = env("LOOM_SPIN")) config.spinIterations = parseInteger(*spin, "LOOM_SPIN", 0, 1 << 30);
+
+  if (user != nullptr) {
+    if (user->size < sizeof(size_t) + sizeof(int64_t))
+      fail(loomInvalidArgument, "loomConfig_t.size is " + std::to_string(user->size) +
+                                    "; initialise the config with LOOM_CONFIG_INITIALIZER");
+    if (user->timeoutMs == 0 || user->timeoutMs < -1)
+      fail(loomInvalidArgument, "loomConfig_t.timeoutMs is " + std::to_string(user->timeoutMs) +
+                                    "; use -1 for the default or a positive number of milliseconds");
+    if (user->timeoutMs > 0) config.timeoutMs = user->timeoutMs;
+    if (user->size >= sizeof(loomConfig_t) && user->name != nullptr) config.name = user->name;
+  }
+  return config;
+}
+
+std::string socketInterfaceName() {
+  return env("LOOM_SOCKET_IFNAME").value_or("");
+}
+
+LaunchEnvironment readLaunchEnvironment() {
+  LaunchEnvironment launch;
+  const RankVariables* found = nullptr;
+  for (const RankVariables& candidate : kLaunchers) {
+    if (env(candidate.rank)) {
+      found = &candidate;
+      break;
+    }
+  }
+  if (found == nullptr)
+    fail(loomInvalidUsage,
+         "cannot tell this process's rank: none of RANK (torchrun, loomrun), "
+         "OMPI_COMM_WORLD_RANK (Open MPI), SLURM_PROCID (Slurm) or PMI_RANK (PMI) is set");
+  launch.launcher = found->launcher;
+  const std::string because =
+      std::string("the ") + found->launcher + " launch sets " + found->rank + " and needs it too";
+  launch.rank = parseInteger(*env(found->rank), found->rank, 0, 1 << 24);
+  launch.nranks = parseInteger(required(found->size, because), found->size, 1, 1 << 24);
+  if (launch.rank >= launch.nranks)
+    fail(loomInvalidUsage, std::string(found->rank) + "=" + std::to_string(launch.rank) + " is not below " +
+                               found->size + "=" + std::to_string(launch.nranks));
+  if (auto local = env(found->localRank)) launch.localRank = parseInteger(*local, found->localRank, 0, 1 << 24);
+  const std::string rendezvous = "Loom meets its peers at MASTER_ADDR:MASTER_PORT (set both, as torchrun does)";
+  launch.masterAddr = required("MASTER_ADDR", rendezvous);
+  launch.masterPort = parseInteger(required("MASTER_PORT", rendezvous), "MASTER_PORT", 1, 65535);
+  if (auto secret = env("LOOM_SECRET")) launch.secret = *secret;
+  return launch;
+}
+
+}  // namespace loom

@@ -1,0 +1,60 @@
+// Every environment variable Loom reads is read here, and only here, so the
+// list in README.md can be checked against one file.
+#pragma once
+
+#include <loom/loom.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/logging.h"
+
+namespace loom {
+
+struct LogSettings {
+  LogLevel level = LogLevel::kWarn;
+  std::vector<std::string> subsystems;  // empty: all
+};
+
+// LOOM_DEBUG and LOOM_DEBUG_SUBSYS, read once per process.
+const LogSettings& logSettings();
+
+constexpr int64_t kDefaultTimeoutMs = 10 * 60 * 1000;
+
+// Settings of one communicator, fixed at init.
+struct CommConfig {
+  int64_t timeoutMs = kDefaultTimeoutMs;  // config->timeoutMs, else LOOM_TIMEOUT_MS
+  std::string name;                       // config->name, for messages
+  size_t shmSlotBytes = 128 * 1024;       // LOOM_SHM_SLOT_BYTES
+  int shmSlots = 8;                       // LOOM_SHM_SLOTS
+  int spinIterations = -1;                // LOOM_SPIN; -1: chosen from cores vs ranks
+};
+
+// Throws loom::Error(loomInvalidArgument) naming the variable or field that
+// is malformed.
+CommConfig readCommConfig(const loomConfig_t* user);
+
+// LOOM_SOCKET_IFNAME: the interface whose address goes into unique ids;
+// empty means the first up, non-loopback IPv4 interface.
+std::string socketInterfaceName();
+
+// Where a rank learns its place when started by a launcher.
+struct LaunchEnvironment {
+  int rank = -1;
+  int nranks = -1;
+  int localRank = -1;
+  std::string masterAddr;
+  int masterPort = -1;
+  std::string secret;    // LOOM_SECRET; empty if unset
+  std::string launcher;  // "torchrun", "Open MPI", "Slurm" or "PMI"
+};
+
+// torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), Open MPI
+// (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) and
+// PMI (PMI_RANK, PMI_SIZE). The rendezvous address always comes from
+// MASTER_ADDR and MASTER_PORT. Throws loomInvalidUsage naming what is missing.
+LaunchEnvironment readLaunchEnvironment();
+
+}  // namespace loom

@@ -1,0 +1,30 @@
+// A point in time after which a wait gives up; "never" for unbounded waits.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace loom {
+
+class Deadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  static Deadline afterMs(int64_t ms) { return Deadline(Clock::now() + std::chrono::milliseconds(ms)); }
+  static Deadline never() { return Deadline(Clock::time_point::max()); }
+
+  bool expired() const { return Clock::now() >= at_; }
+  // Milliseconds left, clamped to [0, cap]: the length of the next sleep slice.
+  int64_t remainingMs(int64_t cap) const {
+    if (at_ == Clock::time_point::max()) return cap;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();
+    if (left < 0) return 0;
+    return left < cap ? left : cap;
+  }
+
+ private:
+  explicit Deadline(Clock::time_point at) : at_(at) {}
+  Clock::time_point at_;
+};
+
+}  // namespace loom

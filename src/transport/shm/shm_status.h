@@ -1,0 +1,24 @@
+// The first page of every rank's segment: what the rank announces to all of
+// its peers. Peers read it while they wait, so a rank that failed or has not
+// arrived is named in their error sentences instead of leaving them to time out.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace loom::shm {
+
+struct StatusPage {
+  std::atomic<uint64_t> collectivesStarted;
+  // 0: no failure; kWriting: a thread is writing `failure`; kFailed: it is
+  // written. Only the first failure is kept: it is the root cause.
+  std::atomic<uint32_t> failed;
+  static constexpr uint32_t kFailed = 1, kWriting = 2;
+  char failure[1024];  // the sentence of the failure, NUL-terminated
+
+  static constexpr size_t kBytes = 4096;
+};
+static_assert(sizeof(StatusPage) <= StatusPage::kBytes);
+
+}  // namespace loom::shm

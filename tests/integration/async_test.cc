@@ -1,0 +1,142 @@
+// Async handles: operations in flight together and waited in any order,
+// waits that time out and then succeed, and a rank that never arrives.
+#include <gtest/gtest.h>
+#include <loom/loom.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/rank_harness.h"
+
+namespace loom::test {
+namespace {
+
+class AsyncTest : public ::testing::TestWithParam<RankMode> {};
+
+TEST_P(AsyncTest, ManyInFlightWaitedInReverseOrder) {
+  runRanks(GetParam(), 4, [](const RankContext& ctx) {
+    constexpr int kOps = 8;
+    constexpr size_t kCount = 300001;  // several slots per op
+    std::vector<std::vector<int32_t>> send(kOps, std::vector<int32_t>(kCount)),
+        recv(kOps, std::vector<int32_t>(kCount));
+    std::vector<loomRequest_t> requests(kOps);
+    for (int op = 0; op < kOps; ++op) {
+      for (size_t i = 0; i < kCount; ++i) send[op][i] = static_cast<int32_t>(ctx.rank * 1000 + op * 10 + i % 7);
+      ASSERT_EQ(
+          loomAllReduce(send[op].data(), recv[op].data(), kCount, loomInt32, loomSum, ctx.comm, nullptr, &requests[op]),
+          loomSuccess);
+    }
+    for (int op = kOps - 1; op >= 0; --op) {
+      ASSERT_EQ(loomWait(requests[op], -1), loomSuccess) << loomCommGetLastError(ctx.comm);
+      EXPECT_EQ(loomRequestFree(requests[op]), loomSuccess);
+      // sum over ranks r of (1000 r + 10 op + i%7) = 1000*6 + 4*(10 op + i%7)
+      for (size_t i = 0; i < kCount; ++i)
+        ASSERT_EQ(recv[op][i], 6000 + 4 * (op * 10 + static_cast<int32_t>(i % 7))) << "op " << op << " element " << i;
+    }
+  });
+}
+
+TEST_P(AsyncTest, WaitTimesOutThenSucceeds) {
+  runRanks(GetParam(), 2, [](const RankContext& ctx) {
+    int64_t value = ctx.rank + 1, result = 0;
+    if (ctx.rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(400));  // late on purpose
+    loomRequest_t request = nullptr;
+    ASSERT_EQ(loomAllReduce(&value, &result, 1, loomInt64, loomSum, ctx.comm, nullptr, &request), loomSuccess);
+    if (ctx.rank == 0) {
+      EXPECT_EQ(loomWait(request, 20), loomTimeout) << "rank 1 is late by 400 ms";
+      int done = 1;
+      EXPECT_EQ(loomTest(request, &done), loomSuccess);
+      EXPECT_EQ(done, 0);
+    }
+    EXPECT_EQ(loomWait(request, -1), loomSuccess) << loomCommGetLastError(ctx.comm);
+    EXPECT_EQ(result, 3);
+    int done = 0;
+    EXPECT_EQ(loomTest(request, &done), loomSuccess);
+    EXPECT_EQ(done, 1);
+    EXPECT_EQ(loomRequestFree(request), loomSuccess);
+  });
+}
+
+TEST_P(AsyncTest, FreeingAPendingRequestStillCompletesTheOperation) {
+  runRanks(GetParam(), 3, [](const RankContext& ctx) {
+    std::vector<float> data(100003, static_cast<float>(ctx.rank)), out(100003, -1.0f);
+    loomRequest_t request = nullptr;
+    ASSERT_EQ(loomAllReduce(data.data(), out.data(), data.size(), loomFloat32, loomMax, ctx.comm, nullptr, &request),
+              loomSuccess);
+    EXPECT_EQ(loomRequestFree(request), loomSuccess);
+    // Issue order: the barrier completes after the freed AllReduce did.
+    EXPECT_EQ(loomBarrier(ctx.comm, nullptr), loomSuccess);
+    for (float v : out) ASSERT_EQ(v, 2.0f);
+  });
+}
+
+TEST_P(AsyncTest, RankThatNeverArrivesIsNamedInTheTimeout) {
+  HarnessOptions options;
+  options.timeoutMs = 500;
+  runRanks(
+      GetParam(), 3,
+      [](const RankContext& ctx) {
+        int32_t value = 1, result = 0;
+        if (ctx.rank == 2) {
+          // Never calls the collective; stays alive past the others' timeout.
+          std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+          return;
+        }
+        loomResult_t rc = loomAllReduce(&value, &result, 1, loomInt32, loomSum, ctx.comm, nullptr, nullptr);
+        // Either this rank timed out itself, or its neighbour did first and
+        // announced it: both sentences must name rank 2 as not arrived.
+        EXPECT_TRUE(rc == loomTimeout || rc == loomRemoteError) << loomGetErrorString(rc);
+        std::string sentence = loomCommGetLastError(ctx.comm);
+        EXPECT_NE(sentence.find("AllReduce #1"), std::string::npos) << sentence;
+        EXPECT_NE(sentence.find("have not started collective 1 of this communicator: 2 (has started 0)"),
+                  std::string::npos)
+            << sentence;
+        // The communicator is now broken: later operations say so at once.
+        EXPECT_EQ(loomAllReduce(&value, &result, 1, loomInt32, loomSum, ctx.comm, nullptr, nullptr), loomInvalidUsage);
+        EXPECT_NE(std::string(loomCommGetLastError(ctx.comm)).find("failed earlier"), std::string::npos);
+      },
+      options);
+}
+
+TEST_P(AsyncTest, AbortReturnsPromptlyAndFailsPendingWaits) {
+  runRanks(
+      GetParam(), 2,
+      [](const RankContext& ctx) {
+        if (ctx.rank == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // never joins
+          return;
+        }
+        int32_t value = 1, result = 0;
+        loomRequest_t first = nullptr, second = nullptr;
+        ASSERT_EQ(loomAllReduce(&value, &result, 1, loomInt32, loomSum, ctx.comm, nullptr, &first), loomSuccess);
+        ASSERT_EQ(loomAllReduce(&value, &result, 1, loomInt32, loomSum, ctx.comm, nullptr, &second), loomSuccess);
+        loomResult_t waited = loomSuccess;
+        std::thread waiter([&] { waited = loomWait(first, -1); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        auto start = std::chrono::steady_clock::now();
+        ASSERT_EQ(loomCommAbort(ctx.comm), loomSuccess);
+        *ctx.commReleased = true;
+        double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        waiter.join();
+        // The contract is one second; the margin absorbs a loaded CI machine.
+        EXPECT_LT(seconds, 3.0);
+        EXPECT_EQ(waited, loomAborted);
+        EXPECT_EQ(loomWait(second, 0), loomAborted);
+        loomRequestFree(first);
+        loomRequestFree(second);
+        EXPECT_EQ(loomAllReduce(&value, &result, 1, loomInt32, loomSum, ctx.comm, nullptr, nullptr), loomInvalidUsage);
+      },
+      [] {
+        HarnessOptions o;
+        o.timeoutMs = 60000;
+        return o;
+      }());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, AsyncTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),
+                         [](const auto& info) { return modeName(info.param); });
+
+}  // namespace
+}  // namespace loom::test

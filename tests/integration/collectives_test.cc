@@ -1,0 +1,258 @@
+// Every collective x dtype x op x size class x placement, on 1 to 8 ranks
+// as threads and as processes, checked exactly against the independent
+// reference in tests/support/reference.
+#include <gtest/gtest.h>
+#include <loom/loom.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+#include <tuple>
+
+#include "support/buffers.h"
+#include "support/rank_harness.h"
+#include "support/reference.h"
+
+namespace loom::test {
+namespace {
+
+constexpr size_t kLargeCount = (1 << 20) + 3;
+const size_t kCounts[] = {0, 1, 7, 1023, kLargeCount};
+
+const loomDataType_t kDtypes[] = {loomInt8,   loomUint8,   loomInt32,    loomUint32,  loomInt64,
+                                  loomUint64, loomFloat16, loomBfloat16, loomFloat32, loomFloat64};
+const loomRedOp_t kOps[] = {loomSum, loomProd, loomMax, loomMin, loomAvg};
+
+// Collectives whose count is per rank scale the large class down, so every
+// rank count moves about the same number of bytes (odd, still many slots).
+size_t perRankCount(size_t count, int nranks) {
+  return count == kLargeCount ? (count / nranks) | 1 : count;
+}
+
+// Alternates aligned and odd addresses across cases.
+size_t misalignFor(size_t caseIndex) {
+  return caseIndex % 3;
+}
+
+std::string caseName(const char* what, loomDataType_t dtype, loomRedOp_t op, size_t count, bool inPlace, int rank) {
+  return std::string(what) + " " + loomTypeName(dtype) + " " + loomOpName(op) + " count " + std::to_string(count) +
+         (inPlace ? " in-place" : " out-of-place") + " on rank " + std::to_string(rank);
+}
+
+void expectSame(const Bytes& expected, const unsigned char* actual, loomDataType_t dtype, const std::string& what) {
+  long bad = firstMismatch(expected, actual, loomTypeSize(dtype));
+  if (bad < 0) return;
+  const size_t size = loomTypeSize(dtype);
+  ADD_FAILURE() << what << ": element " << bad << " is " << describeElement(dtype, actual + bad * size) << ", expected "
+                << describeElement(dtype, &expected[bad * size]);
+}
+
+void expectOk(loomResult_t rc, loomComm_t comm, const std::string& what) {
+  EXPECT_EQ(rc, loomSuccess) << what << ": " << loomGetErrorString(rc) << ": " << loomCommGetLastError(comm);
+}
+
+class CollectivesTest : public ::testing::TestWithParam<std::tuple<RankMode, int>> {
+ protected:
+  RankMode mode() const { return std::get<0>(GetParam()); }
+  int nranks() const { return std::get<1>(GetParam()); }
+};
+
+TEST_P(CollectivesTest, AllReduce) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (loomRedOp_t op : kOps) {
+        ReductionReference reference(dtype, op, ctx.nranks);
+        for (size_t count : kCounts) {
+          for (bool inPlace : {false, true}) {
+            const size_t bytes = count * loomTypeSize(dtype);
+            Bytes input = makeInput(dtype, op, ctx.rank, 0, count);
+            Buffer send(input, misalignFor(caseIndex++));
+            Buffer recv(bytes, misalignFor(caseIndex++));
+            unsigned char* out = inPlace ? send.data() : recv.data();
+            std::string what = caseName("AllReduce", dtype, op, count, inPlace, ctx.rank);
+            expectOk(loomAllReduce(send.data(), out, count, dtype, op, ctx.comm, nullptr, nullptr), ctx.comm, what);
+            expectSame(reference.expected(0, count), out, dtype, what);
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CollectivesTest, ReduceScatter) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (loomRedOp_t op : kOps) {
+        ReductionReference reference(dtype, op, ctx.nranks);
+        for (size_t total : kCounts) {
+          const size_t count = perRankCount(total, ctx.nranks);
+          const size_t size = loomTypeSize(dtype);
+          for (bool inPlace : {false, true}) {
+            Buffer send(makeInput(dtype, op, ctx.rank, 0, count * ctx.nranks), misalignFor(caseIndex++));
+            Buffer recv(count * size, misalignFor(caseIndex++));
+            unsigned char* out = inPlace ? send.data() + ctx.rank * count * size : recv.data();
+            std::string what = caseName("ReduceScatter", dtype, op, count, inPlace, ctx.rank);
+            expectOk(loomReduceScatter(send.data(), out, count, dtype, op, ctx.comm, nullptr, nullptr), ctx.comm, what);
+            expectSame(reference.expected(ctx.rank * count, count), out, dtype, what);
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CollectivesTest, Reduce) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (loomRedOp_t op : kOps) {
+        ReductionReference reference(dtype, op, ctx.nranks);
+        for (size_t count : kCounts) {
+          for (bool inPlace : {false, true}) {
+            const int root = static_cast<int>(caseIndex / 2 % ctx.nranks);
+            Buffer send(makeInput(dtype, op, ctx.rank, 0, count), misalignFor(caseIndex++));
+            Buffer recv(count * loomTypeSize(dtype), misalignFor(caseIndex++));
+            unsigned char* out = inPlace ? send.data() : recv.data();
+            std::string what =
+                caseName("Reduce", dtype, op, count, inPlace, ctx.rank) + " root " + std::to_string(root);
+            expectOk(loomReduce(send.data(), out, count, dtype, op, root, ctx.comm, nullptr, nullptr), ctx.comm, what);
+            if (ctx.rank == root) expectSame(reference.expected(0, count), out, dtype, what);
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CollectivesTest, AllGather) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (size_t total : kCounts) {
+        const size_t count = perRankCount(total, ctx.nranks);
+        const size_t blockBytes = count * loomTypeSize(dtype);
+        for (bool inPlace : {false, true}) {
+          Bytes mine = makeInput(dtype, loomSum, ctx.rank, 0, count, true);
+          Buffer send(mine, misalignFor(caseIndex++));
+          Buffer recv(blockBytes * ctx.nranks, misalignFor(caseIndex++));
+          const unsigned char* in = send.data();
+          if (inPlace) {
+            if (blockBytes > 0) std::memcpy(recv.data() + ctx.rank * blockBytes, mine.data(), blockBytes);
+            in = recv.data() + ctx.rank * blockBytes;
+          }
+          std::string what = caseName("AllGather", dtype, loomSum, count, inPlace, ctx.rank);
+          expectOk(loomAllGather(in, recv.data(), count, dtype, ctx.comm, nullptr, nullptr), ctx.comm, what);
+          for (int q = 0; q < ctx.nranks; ++q)
+            expectSame(makeInput(dtype, loomSum, q, 0, count, true), recv.data() + q * blockBytes, dtype,
+                       what + ", block of rank " + std::to_string(q));
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CollectivesTest, Broadcast) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (size_t count : kCounts) {
+        for (bool inPlace : {false, true}) {
+          const int root = static_cast<int>(caseIndex / 2 % ctx.nranks);
+          const size_t bytes = count * loomTypeSize(dtype);
+          Buffer send(ctx.rank == root ? makeInput(dtype, loomSum, root, 0, count, true) : Bytes(bytes),
+                      misalignFor(caseIndex++));
+          Buffer recv(bytes, misalignFor(caseIndex++));
+          unsigned char* out = inPlace ? send.data() : recv.data();
+          std::string what =
+              caseName("Broadcast", dtype, loomSum, count, inPlace, ctx.rank) + " root " + std::to_string(root);
+          expectOk(loomBroadcast(send.data(), out, count, dtype, root, ctx.comm, nullptr, nullptr), ctx.comm, what);
+          expectSame(makeInput(dtype, loomSum, root, 0, count, true), out, dtype, what);
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CollectivesTest, AllToAll) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (size_t total : kCounts) {
+        const size_t count = perRankCount(total, ctx.nranks);
+        const size_t blockBytes = count * loomTypeSize(dtype);
+        for (bool inPlace : {false, true}) {
+          Buffer send(makeInput(dtype, loomSum, ctx.rank, 0, count * ctx.nranks, true), misalignFor(caseIndex++));
+          Buffer recv(blockBytes * ctx.nranks, misalignFor(caseIndex++));
+          unsigned char* out = inPlace ? send.data() : recv.data();
+          std::string what = caseName("AllToAll", dtype, loomSum, count, inPlace, ctx.rank);
+          expectOk(loomAllToAll(send.data(), out, count, dtype, ctx.comm, nullptr, nullptr), ctx.comm, what);
+          for (int q = 0; q < ctx.nranks; ++q)
+            expectSame(makeInput(dtype, loomSum, q, ctx.rank * count, count, true), out + q * blockBytes, dtype,
+                       what + ", block from rank " + std::to_string(q));
+        }
+      }
+    }
+  });
+}
+
+TEST_P(CollectivesTest, SendRecvAroundTheRing) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
+    if (ctx.nranks == 1) {  // no peer: sending to oneself is refused
+      unsigned char byte = 0;
+      EXPECT_EQ(loomSend(&byte, 1, loomUint8, 0, ctx.comm, nullptr, nullptr), loomInvalidArgument);
+      EXPECT_EQ(loomRecv(&byte, 1, loomUint8, 0, ctx.comm, nullptr, nullptr), loomInvalidArgument);
+      return;
+    }
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (size_t count : kCounts) {
+        Buffer send(makeInput(dtype, loomSum, ctx.rank, 0, count, true), misalignFor(caseIndex++));
+        Buffer recv(count * loomTypeSize(dtype), misalignFor(caseIndex++));
+        std::string what = caseName("SendRecv", dtype, loomSum, count, false, ctx.rank);
+        // Operations run in issue order: even ranks send first, odd ranks
+        // receive first, so no two neighbours both wait to send.
+        if (ctx.rank % 2 == 0) {
+          expectOk(loomSend(send.data(), count, dtype, next, ctx.comm, nullptr, nullptr), ctx.comm, what);
+          expectOk(loomRecv(recv.data(), count, dtype, prev, ctx.comm, nullptr, nullptr), ctx.comm, what);
+        } else {
+          expectOk(loomRecv(recv.data(), count, dtype, prev, ctx.comm, nullptr, nullptr), ctx.comm, what);
+          expectOk(loomSend(send.data(), count, dtype, next, ctx.comm, nullptr, nullptr), ctx.comm, what);
+        }
+        expectSame(makeInput(dtype, loomSum, prev, 0, count, true), recv.data(), dtype, what);
+      }
+    }
+  });
+}
+
+TEST_P(CollectivesTest, BarrierHoldsEveryRankUntilAllArrive) {
+  // Shared with forked ranks too: mapped before the harness forks.
+  constexpr int kRounds = 3;
+  auto* arrivals = static_cast<std::atomic<int>*>(
+      mmap(nullptr, sizeof(std::atomic<int>) * kRounds, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(arrivals, MAP_FAILED);
+  for (int i = 0; i < kRounds; ++i) new (&arrivals[i]) std::atomic<int>(0);
+  runRanks(mode(), nranks(), [arrivals](const RankContext& ctx) {
+    for (int round = 0; round < kRounds; ++round) {
+      // Late ranks arrive last: the barrier must hold the early ones.
+      std::this_thread::sleep_for(std::chrono::milliseconds(10 * ((ctx.rank + round) % ctx.nranks)));
+      arrivals[round].fetch_add(1);
+      expectOk(loomBarrier(ctx.comm, nullptr), ctx.comm, "Barrier");
+      EXPECT_EQ(arrivals[round].load(), ctx.nranks) << "rank " << ctx.rank << " left barrier " << round << " early";
+    }
+  });
+  munmap(arrivals, sizeof(std::atomic<int>) * kRounds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CollectivesTest,
+                         ::testing::Combine(::testing::Values(RankMode::kThreads, RankMode::kProcesses),
+                                            ::testing::Values(1, 2, 3, 4, 5, 8)),
+                         [](const auto& info) {
+                           return modeName(std::get<0>(info.param)) + std::to_string(std::get<1>(info.param));
+                         });
+
+}  // namespace
+}  // namespace loom::test

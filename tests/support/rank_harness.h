@@ -1,0 +1,41 @@
+// Runs one test body on N ranks, as threads of this process or as forked
+// processes, each with its own communicator built from one unique id.
+#pragma once
+
+#include <loom/loom.h>
+
+#include <functional>
+#include <string>
+
+namespace loom::test {
+
+enum class RankMode { kThreads, kProcesses };
+
+std::string modeName(RankMode mode);
+
+// What a rank's body receives.
+struct RankContext {
+  int rank;
+  int nranks;
+  loomComm_t comm;
+  // A body that destroys or aborts comm itself sets this, so the harness
+  // does not destroy it again.
+  bool* commReleased;
+};
+
+struct HarnessOptions {
+  int64_t timeoutMs = 60000;  // the communicators' timeout: a broken test fails in a minute
+  int waitSeconds = 240;      // processes still running after this are killed and the test fails
+  bool createComm = true;     // false: the body gets comm == nullptr and makes its own
+};
+
+using RankBody = std::function<void(const RankContext&)>;
+
+// Runs body on every rank and reports failures through GoogleTest: in
+// process mode a child with a failed expectation exits non-zero and the
+// parent fails the test naming that rank. Children never run anything but
+// `body` (no re-execution of the test binary), so a broken test cannot
+// multiply processes.
+void runRanks(RankMode mode, int nranks, const RankBody& body, const HarnessOptions& options = {});
+
+}  // namespace loom::test

@@ -1,0 +1,164 @@
+// Bad arguments and bad usage return loomInvalidArgument / loomInvalidUsage
+// with a sentence that says what was wrong, and never crash.
+#include <gtest/gtest.h>
+#include <loom/loom.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace {
+
+// A one-rank communicator: enough to exercise every argument check.
+class ApiErrorsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    loomUniqueId id;
+    ASSERT_EQ(loomGetUniqueId(&id), loomSuccess) << loomGetLastError();
+    ASSERT_EQ(loomCommInitRank(&comm_, 1, id, 0, nullptr), loomSuccess) << loomGetLastError();
+  }
+  void TearDown() override {
+    if (comm_ != nullptr) {
+      EXPECT_EQ(loomCommDestroy(comm_), loomSuccess);
+    }
+  }
+  // The call returned `expected` and its sentence mentions `words`.
+  void expectError(loomResult_t rc, loomResult_t expected, const std::string& words) {
+    EXPECT_EQ(rc, expected) << loomGetErrorString(rc);
+    std::string sentence = loomGetLastError();
+    EXPECT_NE(sentence.find(words), std::string::npos) << "sentence: " << sentence;
+  }
+  loomComm_t comm_ = nullptr;
+  float data_[4] = {1, 2, 3, 4};
+  float out_[4] = {};
+};
+
+TEST_F(ApiErrorsTest, NullBuffersWithCountAreRefused) {
+  expectError(loomAllReduce(nullptr, out_, 4, loomFloat32, loomSum, comm_, nullptr, nullptr), loomInvalidArgument,
+              "loomAllReduce: sendbuf is NULL but 16 bytes");
+  expectError(loomAllGather(data_, nullptr, 1, loomFloat32, comm_, nullptr, nullptr), loomInvalidArgument,
+              "loomAllGather: recvbuf is NULL");
+  expectError(loomSend(nullptr, 3, loomInt8, 0, comm_, nullptr, nullptr), loomInvalidArgument, "loomSend");
+  // NULL is fine when nothing goes through it.
+  EXPECT_EQ(loomAllReduce(nullptr, nullptr, 0, loomFloat32, loomSum, comm_, nullptr, nullptr), loomSuccess);
+}
+
+TEST_F(ApiErrorsTest, UnknownDtypeAndOpAreRefused) {
+  expectError(loomAllReduce(data_, out_, 4, static_cast<loomDataType_t>(42), loomSum, comm_, nullptr, nullptr),
+              loomInvalidArgument, "dtype 42 is not a loomDataType_t");
+  expectError(loomAllReduce(data_, out_, 4, static_cast<loomDataType_t>(-1), loomSum, comm_, nullptr, nullptr),
+              loomInvalidArgument, "is not a loomDataType_t");
+  expectError(loomReduce(data_, out_, 4, loomFloat32, static_cast<loomRedOp_t>(9), 0, comm_, nullptr, nullptr),
+              loomInvalidArgument, "op 9 is not a loomRedOp_t");
+}
+
+TEST_F(ApiErrorsTest, RootAndPeerOutOfRangeAreRefused) {
+  expectError(loomBroadcast(data_, out_, 4, loomFloat32, 1, comm_, nullptr, nullptr), loomInvalidArgument,
+              "root 1 is not a rank of this communicator (0 to 0)");
+  expectError(loomReduce(data_, out_, 4, loomFloat32, loomSum, -1, comm_, nullptr, nullptr), loomInvalidArgument,
+              "root -1");
+  expectError(loomRecv(out_, 4, loomFloat32, 5, comm_, nullptr, nullptr), loomInvalidArgument, "peer 5");
+}
+
+TEST_F(ApiErrorsTest, CountOverflowIsRefused) {
+  expectError(loomAllReduce(data_, out_, SIZE_MAX / 2, loomFloat64, loomSum, comm_, nullptr, nullptr),
+              loomInvalidArgument, "overflows the address space");
+  expectError(loomAllGather(data_, out_, SIZE_MAX, loomInt8, comm_, nullptr, nullptr), loomInvalidArgument,
+              "overflows");
+}
+
+TEST_F(ApiErrorsTest, OverlapThatIsNotInPlaceIsRefused) {
+  expectError(loomAllReduce(data_, data_ + 1, 3, loomFloat32, loomSum, comm_, nullptr, nullptr), loomInvalidArgument,
+              "overlap but not in the in-place form");
+  EXPECT_EQ(loomAllReduce(data_, data_, 4, loomFloat32, loomSum, comm_, nullptr, nullptr), loomSuccess);
+}
+
+TEST_F(ApiErrorsTest, StreamsAreRefusedUntilDeviceSupport) {
+  int fakeStream = 0;
+  expectError(loomAllReduce(data_, out_, 4, loomFloat32, loomSum, comm_, &fakeStream, nullptr), loomUnsupported,
+              "stream must be NULL");
+}
+
+TEST_F(ApiErrorsTest, ErrorSentenceIsKeptOnTheCommunicator) {
+  loomAllReduce(nullptr, out_, 4, loomFloat32, loomSum, comm_, nullptr, nullptr);
+  EXPECT_NE(std::string(loomCommGetLastError(comm_)).find("sendbuf is NULL"), std::string::npos);
+}
+
+TEST_F(ApiErrorsTest, CallsOnADestroyedCommunicatorAreRefused) {
+  ASSERT_EQ(loomCommDestroy(comm_), loomSuccess);
+  loomComm_t stale = comm_;
+  comm_ = nullptr;
+  expectError(loomAllReduce(data_, out_, 4, loomFloat32, loomSum, stale, nullptr, nullptr), loomInvalidUsage,
+              "destroyed");
+  int count = 0;
+  expectError(loomCommCount(stale, &count), loomInvalidUsage, "destroyed");
+  expectError(loomCommDestroy(stale), loomInvalidUsage, "destroyed");
+  EXPECT_NE(std::string(loomCommGetLastError(stale)).find("destroyed"), std::string::npos);
+  expectError(loomBarrier(nullptr, nullptr), loomInvalidArgument, "comm is NULL");
+}
+
+TEST_F(ApiErrorsTest, QueriesAndNullOutputs) {
+  int count = 0, rank = -1, version = 0;
+  EXPECT_EQ(loomCommCount(comm_, &count), loomSuccess);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(loomCommUserRank(comm_, &rank), loomSuccess);
+  EXPECT_EQ(rank, 0);
+  EXPECT_EQ(loomGetVersion(&version), loomSuccess);
+  EXPECT_EQ(version, LOOM_VERSION_CODE);
+  expectError(loomCommCount(comm_, nullptr), loomInvalidArgument, "count is NULL");
+  expectError(loomGetVersion(nullptr), loomInvalidArgument, "version is NULL");
+  expectError(loomWait(nullptr, -1), loomInvalidArgument, "request is NULL");
+  expectError(loomRequestFree(nullptr), loomInvalidArgument, "request is NULL");
+  loomRequest_t request = nullptr;
+  ASSERT_EQ(loomBarrier(comm_, &request), loomSuccess);
+  expectError(loomWait(request, -5), loomInvalidArgument, "timeoutMs -5");
+  expectError(loomTest(request, nullptr), loomInvalidArgument, "done is NULL");
+  EXPECT_EQ(loomWait(request, -1), loomSuccess);
+  EXPECT_EQ(loomRequestFree(request), loomSuccess);
+  EXPECT_STREQ(loomGetErrorString(loomTimeout), "operation timed out");
+  EXPECT_STREQ(loomGetErrorString(static_cast<loomResult_t>(99)), "unknown loomResult_t value");
+}
+
+TEST(InitErrorsTest, BadInitArgumentsAreRefused) {
+  loomUniqueId id;
+  ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
+  loomComm_t comm = nullptr;
+  EXPECT_EQ(loomCommInitRank(&comm, 0, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("nranks 0 is not positive"), std::string::npos);
+  EXPECT_EQ(loomCommInitRank(&comm, 2, id, 2, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("rank 2 is not a rank"), std::string::npos);
+  EXPECT_EQ(loomCommInitRank(nullptr, 1, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_EQ(loomGetUniqueId(nullptr), loomInvalidArgument);
+
+  loomUniqueId garbage;
+  std::memset(&garbage, 0x5a, sizeof(garbage));
+  EXPECT_EQ(loomCommInitRank(&comm, 1, garbage, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("not made by loomGetUniqueId"), std::string::npos);
+
+  loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+  config.timeoutMs = -7;
+  EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, &config), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("timeoutMs is -7"), std::string::npos);
+  config = LOOM_CONFIG_INITIALIZER;
+  config.size = 3;
+  EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, &config), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("LOOM_CONFIG_INITIALIZER"), std::string::npos);
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
+  loomUniqueId id;
+  ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
+  loomComm_t comm = nullptr;
+  setenv("LOOM_TIMEOUT_MS", "soon", 1);
+  EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("LOOM_TIMEOUT_MS='soon' is not an integer"), std::string::npos)
+      << loomGetLastError();
+  unsetenv("LOOM_TIMEOUT_MS");
+  setenv("LOOM_SHM_SLOT_BYTES", "100", 1);
+  EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("LOOM_SHM_SLOT_BYTES"), std::string::npos);
+  unsetenv("LOOM_SHM_SLOT_BYTES");
+}
+
+}  // namespace

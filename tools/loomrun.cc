@@ -1,0 +1,772 @@
+// loomrun: the local launcher for Loom programs.
+//
+//   loomrun -n N [--tag-output] [--timeout SECONDS] [--] CMD ARGS...
+//
+// Starts N ranks of CMD on this machine with the environment variables that
+// torchrun sets (so the same program runs under either launcher) plus a fresh
+// LOOM_SECRET that the bootstrap uses to authenticate its peers, and then
+// supervises them as one job: when one rank fails, the others are stopped,
+// because a collective job with a dead rank can only hang.
+//
+// Only libc and the standard library are used, so the tool builds anywhere
+// the library does.
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+extern char** environ;
+
+namespace loom::tools {
+namespace {
+
+constexpr int kMaxRanks = 1024;
+constexpr int kExitLaunchError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitTimeout = 124;
+constexpr int kExitCannotRun = 127;
+constexpr int kStopGraceSeconds = 3;
+// A rank printing megabytes without a newline would otherwise grow its line
+// buffer without bound; past this size the partial line is emitted as is.
+constexpr std::size_t kMaxBufferedLine = std::size_t{1} << 20;
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char kUsage[] =
+    "Usage: loomrun -n N [--tag-output] [--timeout SECONDS] [--] CMD [ARGS...]\n"
+    "\n"
+    "Start N local ranks of CMD and supervise them as one job. Each rank gets\n"
+    "torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
+    "GROUP_RANK=0, MASTER_ADDR=127.0.0.1, MASTER_PORT=<a free port>) and a\n"
+    "LOOM_SECRET shared by the ranks of this job only. If a rank fails, the\n"
+    "others are sent SIGTERM, and SIGKILL 3 seconds later.\n"
+    "\n"
+    "Options (before CMD):\n"
+    "  -n, -np, --np N     number of ranks to start, 1 to 1024\n"
+    "  --tag-output        prefix every line the ranks print with \"[RANK] \"\n"
+    "  --timeout SECONDS   stop all ranks and exit 124 after SECONDS\n"
+    "  -h, --help          print this help and exit\n"
+    "  --                  end of options; the next word is CMD\n"
+    "\n"
+    "Exit status: 0 if every rank exited 0; otherwise the status of the first\n"
+    "rank that failed (128+S if it was killed by signal S), 124 on timeout,\n"
+    "128+S if loomrun received signal S, 2 for bad usage.\n";
+
+// ---------------------------------------------------------------------------
+// Small helpers for output and errors.
+
+// Writes everything or gives up silently: if our own stdout/stderr is gone
+// there is nowhere left to report the problem.
+void write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t written = ::write(fd, data.data(), data.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    data.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+// One write per message so that lines from loomrun and the ranks never mix.
+void report(std::string_view message) {
+  std::string line = "loomrun: ";
+  line += message;
+  line += '\n';
+  write_all(STDERR_FILENO, line);
+}
+
+struct UsageError {
+  std::string sentence;
+};
+
+// A failed system call while setting the job up; the message names the call.
+struct LaunchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw LaunchError(what + ": " + std::strerror(errno));
+}
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string joined;
+  for (const int rank : ranks) {
+    if (!joined.empty()) joined += ',';
+    joined += std::to_string(rank);
+  }
+  return joined;
+}
+
+// "SIGSEGV (Segmentation fault)": the abbreviation is what people grep for,
+// the description is what they understand.
+std::string describe_signal(int signal_number) {
+  std::string name;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  if (const char* abbreviation = sigabbrev_np(signal_number)) {
+    name = std::string("SIG") + abbreviation;
+  }
+#endif
+  if (name.empty()) name = "signal " + std::to_string(signal_number);
+  if (const char* description = strsignal(signal_number)) {
+    name += std::string(" (") + description + ")";
+  }
+  return name;
+}
+
+// The same number a shell would report for the process.
+int shell_status(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+bool exited_cleanly(int wait_status) {
+  return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+}
+
+// ---------------------------------------------------------------------------
+// Command line.
+
+struct Options {
+  int ranks = 0;
+  bool tag_output = false;
+  std::optional<double> timeout_seconds;
+  std::string timeout_text;  // as the user wrote it, for the timeout message
+  std::vector<std::string> command;
+  bool show_help = false;
+};
+
+bool is_all_digits(std::string_view text) {
+  if (text.empty()) return false;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+int parse_rank_count(const std::string& text) {
+  // Long digit strings are out of range anyway; checking the length first
+  // keeps strtol from overflowing.
+  if (is_all_digits(text) && text.size() <= 5) {
+    const long value = std::strtol(text.c_str(), nullptr, 10);
+    if (value >= 1 && value <= kMaxRanks) return static_cast<int>(value);
+  }
+  throw UsageError{"the number of ranks must be a whole number from 1 to " + std::to_string(kMaxRanks) + ", not '" +
+                   text + "'"};
+}
+
+double parse_timeout(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  // The upper bound keeps the deadline arithmetic far from overflow.
+  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(value) || value <= 0 || value > 1e8) {
+    throw UsageError{"--timeout needs a positive number of seconds, not '" + text + "'"};
+  }
+  return value;
+}
+
+// Splits "--np=4" into ("--np", "4"); other words come back unchanged.
+std::pair<std::string, std::optional<std::string>> split_inline_value(const std::string& arg) {
+  const auto equals = arg.find('=');
+  if (arg.rfind("--", 0) != 0 || equals == std::string::npos) return {arg, std::nullopt};
+  return {arg.substr(0, equals), arg.substr(equals + 1)};
+}
+
+Options parse_command_line(int argc, char** argv) {
+  Options options;
+  bool have_rank_count = false;
+  int index = 1;
+  // Takes the option's value from "--name=value" or from the next word.
+  auto take_value = [&](const std::string& name, const std::optional<std::string>& inline_value,
+                        const std::string& what) {
+    if (inline_value) return *inline_value;
+    if (index + 1 >= argc) throw UsageError{"option " + name + " needs " + what};
+    return std::string(argv[++index]);
+  };
+
+  for (; index < argc; ++index) {
+    const std::string arg = argv[index];
+    if (arg == "--") {
+      ++index;
+      break;
+    }
+    if (arg.empty() || arg[0] != '-') break;  // the first word of CMD
+    const auto [name, inline_value] = split_inline_value(arg);
+    if (name == "-h" || name == "--help") {
+      options.show_help = true;
+      return options;
+    } else if (name == "--tag-output" && !inline_value) {
+      options.tag_output = true;
+    } else if (name == "-n" || name == "-np" || name == "--np") {
+      options.ranks = parse_rank_count(take_value(name, inline_value, "the number of ranks"));
+      have_rank_count = true;
+    } else if (name == "--timeout") {
+      options.timeout_text = take_value(name, inline_value, "a number of seconds");
+      options.timeout_seconds = parse_timeout(options.timeout_text);
+    } else {
+      throw UsageError{"unknown option '" + arg + "' (options go before the command; see loomrun --help)"};
+    }
+  }
+
+  if (!have_rank_count) throw UsageError{"the number of ranks is missing; pass it as -n N"};
+  for (; index < argc; ++index) options.command.emplace_back(argv[index]);
+  if (options.command.empty()) {
+    throw UsageError{"no command given; put it after the options, as in loomrun -n 2 -- ./program"};
+  }
+  return options;
+}
+
+// ---------------------------------------------------------------------------
+// What every rank of the job shares.
+
+// The port is free when we look, and the ranks bind it moments later; the
+// kernel does not hand out a port it just gave us again soon, which is the
+// same bet torchrun makes.
+std::string pick_free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("cannot open a socket to find a free port");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    throw_errno("cannot find a free port on 127.0.0.1");
+  }
+  ::close(fd);
+  return std::to_string(ntohs(address.sin_port));
+}
+
+// 128 bits from the kernel's CSPRNG, as hex so it travels in the environment.
+std::string make_secret() {
+  unsigned char bytes[16];
+  std::size_t filled = 0;
+  while (filled < sizeof(bytes)) {
+    const ssize_t got = ::getrandom(bytes + filled, sizeof(bytes) - filled, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("cannot read random bytes for LOOM_SECRET");
+    }
+    filled += static_cast<std::size_t>(got);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string secret;
+  for (const unsigned char byte : bytes) {
+    secret += kHex[byte >> 4];
+    secret += kHex[byte & 0xf];
+  }
+  return secret;
+}
+
+struct JobEnvironment {
+  int world_size;
+  std::string master_port;
+  std::string secret;
+};
+
+std::vector<std::string> rank_environment(const JobEnvironment& job, int rank) {
+  const std::vector<std::pair<std::string, std::string>> overrides = {
+      {"RANK", std::to_string(rank)},
+      {"WORLD_SIZE", std::to_string(job.world_size)},
+      {"LOCAL_RANK", std::to_string(rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(job.world_size)},
+      {"GROUP_RANK", "0"},
+      {"MASTER_ADDR", "127.0.0.1"},
+      {"MASTER_PORT", job.master_port},
+      {"LOOM_SECRET", job.secret},
+  };
+  auto is_overridden = [&](std::string_view entry) {
+    for (const auto& [name, value] : overrides) {
+      if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
+        return true;
+      }
+    }
+    return false;
+  };
+
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!is_overridden(*entry)) environment.emplace_back(*entry);
+  }
+  for (const auto& [name, value] : overrides) environment.push_back(name + "=" + value);
+  return environment;
+}
+
+// execvp wants NULL-terminated arrays of char*; the strings must outlive it.
+std::vector<char*> as_exec_array(std::vector<std::string>& words) {
+  std::vector<char*> array;
+  for (auto& word : words) array.push_back(word.data());
+  array.push_back(nullptr);
+  return array;
+}
+
+// ---------------------------------------------------------------------------
+// Tagged output: one pipe per rank and stream, forwarded line by line.
+
+struct TaggedStream {
+  int read_fd = -1;      // our end of the rank's pipe; -1 once closed
+  int destination = -1;  // loomrun's own stdout or stderr
+  std::string prefix;    // "[3] "
+  std::string partial;   // text after the last newline seen so far
+};
+
+// Writes every complete line with its prefix in one write() call, so lines
+// from different ranks interleave only at line boundaries.
+void forward_complete_lines(TaggedStream& stream) {
+  std::string tagged;
+  std::size_t start = 0;
+  for (std::size_t newline; (newline = stream.partial.find('\n', start)) != std::string::npos; start = newline + 1) {
+    tagged += stream.prefix;
+    tagged.append(stream.partial, start, newline + 1 - start);
+  }
+  stream.partial.erase(0, start);
+  if (stream.partial.size() >= kMaxBufferedLine) {
+    tagged += stream.prefix + stream.partial + '\n';
+    stream.partial.clear();
+  }
+  write_all(stream.destination, tagged);
+}
+
+// Reads what the pipe holds right now. Returns false at end of file.
+bool read_available(TaggedStream& stream) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t got = ::read(stream.read_fd, buffer, sizeof(buffer));
+    if (got > 0) {
+      stream.partial.append(buffer, static_cast<std::size_t>(got));
+      forward_complete_lines(stream);
+      continue;
+    }
+    if (got == 0) return false;
+    if (errno == EINTR) continue;
+    // EAGAIN: drained for now. Any other error: treat the stream as ended.
+    return errno == EAGAIN || errno == EWOULDBLOCK;
+  }
+}
+
+// Called at end of file or when the rank has exited: whatever the rank wrote
+// is in the pipe by then, so drain it and print an unfinished last line too.
+// Later writes by leftover grandchildren are not waited for, so they cannot
+// keep loomrun alive.
+void finish_stream(TaggedStream& stream) {
+  if (stream.read_fd < 0) return;
+  read_available(stream);
+  if (!stream.partial.empty()) {
+    write_all(stream.destination, stream.prefix + stream.partial + '\n');
+    stream.partial.clear();
+  }
+  ::close(stream.read_fd);
+  stream.read_fd = -1;
+}
+
+// ---------------------------------------------------------------------------
+// Starting ranks.
+
+struct Rank {
+  int index = 0;
+  pid_t pid = -1;  // also its process group id
+  bool running = false;
+  TaggedStream out;
+  TaggedStream err;
+};
+
+// Everything a child needs after fork, prepared beforehand so that the child
+// only makes system calls between fork and exec.
+struct ChildSetup {
+  char* const* argv;
+  char* const* envp;
+  const char* command_name;
+  int rank;
+  pid_t supervisor;
+  int stdout_fd;  // -1: keep loomrun's
+  int stderr_fd;
+  sigset_t signal_mask;
+  rlimit file_limit;
+};
+
+[[noreturn]] void become_rank(const ChildSetup& setup) {
+  // Its own process group lets loomrun stop the rank together with anything
+  // it started (sh -c 'prog', mpi-style wrappers) with one kill().
+  ::setpgid(0, 0);
+  // Die with loomrun even if it is SIGKILLed; the getppid() check closes the
+  // window in which loomrun died before the prctl took effect.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != setup.supervisor) ::_exit(kExitLaunchError);
+
+  if (setup.stdout_fd >= 0) ::dup2(setup.stdout_fd, STDOUT_FILENO);
+  if (setup.stderr_fd >= 0) ::dup2(setup.stderr_fd, STDERR_FILENO);
+  // Undo what loomrun changed for itself; ignored signals and limits survive
+  // exec and the program should start as if run from the shell.
+  ::signal(SIGPIPE, SIG_DFL);
+  ::setrlimit(RLIMIT_NOFILE, &setup.file_limit);
+  ::sigprocmask(SIG_SETMASK, &setup.signal_mask, nullptr);
+
+  environ = const_cast<char**>(setup.envp);
+  ::execvp(setup.argv[0], setup.argv);
+
+  char message[512];
+  const int length = std::snprintf(message, sizeof(message), "loomrun: rank %d: cannot run '%s': %s\n", setup.rank,
+                                   setup.command_name, std::strerror(errno));
+  if (length > 0) {
+    write_all(STDERR_FILENO, std::string_view(message, std::min<std::size_t>(length, sizeof(message) - 1)));
+  }
+  ::_exit(kExitCannotRun);
+}
+
+struct Pipe {
+  int read_fd;
+  int write_fd;
+};
+
+// Close-on-exec on both ends so that no rank inherits another rank's pipes;
+// dup2 onto stdout/stderr clears the flag on the copies the rank keeps.
+Pipe make_output_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno("cannot create a pipe for --tag-output");
+  // Only our end is non-blocking; the rank's writes must block as usual.
+  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  return {fds[0], fds[1]};
+}
+
+// --tag-output keeps two pipes per rank open, more than the usual soft limit
+// of 1024 descriptors allows for large N; the hard limit is normally ample.
+void raise_file_limit_for(std::size_t descriptors_needed, const rlimit& current) {
+  if (current.rlim_cur == RLIM_INFINITY || current.rlim_cur >= descriptors_needed) return;
+  rlimit raised = current;
+  raised.rlim_cur = current.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &raised);
+}
+
+// ---------------------------------------------------------------------------
+// The job: start the ranks, then supervise them until all have exited.
+
+class Job {
+ public:
+  explicit Job(Options options) : options_(std::move(options)) {}
+
+  int run() {
+    prepare_signal_handling();
+    start_ranks();
+    if (options_.timeout_seconds) {
+      timeout_deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(*options_.timeout_seconds));
+    }
+    while (running_count_ > 0) {
+      wait_for_events();
+      act_on_deadlines();
+    }
+    for (auto& rank : ranks_) {
+      finish_stream(rank.out);
+      finish_stream(rank.err);
+    }
+    if (!stopped_ranks_.empty()) {
+      report("stopped ranks " + join_ranks(stopped_ranks_) + " after " + stop_reason_);
+    }
+    return exit_code_.value_or(0);
+  }
+
+ private:
+  enum class Phase { kRunning, kStopping };
+
+  // Signals are blocked and read from a signalfd, so that child exits,
+  // forwarded signals and rank output all arrive through one poll() and no
+  // handler runs in the middle of bookkeeping.
+  void prepare_signal_handling() {
+    sigset_t handled;
+    sigemptyset(&handled);
+    for (const int signal_number : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) {
+      sigaddset(&handled, signal_number);
+    }
+    if (::sigprocmask(SIG_BLOCK, &handled, &original_signal_mask_) != 0) {
+      throw_errno("cannot block signals");
+    }
+    signal_fd_ = ::signalfd(-1, &handled, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signal_fd_ < 0) throw_errno("cannot create a signalfd");
+    // A closed stdout (loomrun ... | head) must not kill the supervisor
+    // before it has stopped the ranks; such output is dropped instead.
+    ::signal(SIGPIPE, SIG_IGN);
+  }
+
+  void start_ranks() {
+    JobEnvironment job{options_.ranks, pick_free_port(), make_secret()};
+    std::vector<char*> argv = as_exec_array(options_.command);
+    rlimit file_limit{};
+    ::getrlimit(RLIMIT_NOFILE, &file_limit);
+    if (options_.tag_output) {
+      raise_file_limit_for(2 * static_cast<std::size_t>(options_.ranks) + 64, file_limit);
+    }
+
+    ranks_.resize(options_.ranks);
+    for (int index = 0; index < options_.ranks; ++index) {
+      Rank& rank = ranks_[index];
+      rank.index = index;
+      std::vector<std::string> environment = rank_environment(job, index);
+      std::vector<char*> envp = as_exec_array(environment);
+      ChildSetup setup{argv.data(), envp.data(), options_.command[0].c_str(), index,     ::getpid(),
+                       -1,          -1,          original_signal_mask_,       file_limit};
+      try {
+        start_rank(rank, setup);
+      } catch (const LaunchError& error) {
+        // Ranks already started would wait forever for the missing one.
+        report("cannot start rank " + std::to_string(index) + ": " + error.what());
+        fail_job(kExitLaunchError, "rank " + std::to_string(index) + " could not be started");
+        return;
+      }
+    }
+  }
+
+  void start_rank(Rank& rank, ChildSetup& setup) {
+    std::optional<Pipe> out_pipe;
+    std::optional<Pipe> err_pipe;
+    if (options_.tag_output) {
+      out_pipe = make_output_pipe();
+      try {
+        err_pipe = make_output_pipe();
+      } catch (...) {
+        ::close(out_pipe->read_fd);
+        ::close(out_pipe->write_fd);
+        throw;
+      }
+      setup.stdout_fd = out_pipe->write_fd;
+      setup.stderr_fd = err_pipe->write_fd;
+    }
+
+    const pid_t pid = ::fork();
+    if (pid == 0) become_rank(setup);
+    const int fork_errno = errno;
+    for (const auto& pipe : {out_pipe, err_pipe}) {
+      if (pipe) ::close(pipe->write_fd);  // the rank holds the write ends now
+    }
+    if (pid < 0) {
+      for (const auto& pipe : {out_pipe, err_pipe}) {
+        if (pipe) ::close(pipe->read_fd);
+      }
+      errno = fork_errno;
+      throw_errno("fork");
+    }
+
+    // Also set the group here: the child may not have run yet when we first
+    // need to signal it. EACCES after its exec is harmless; it did it itself.
+    ::setpgid(pid, pid);
+    rank.pid = pid;
+    rank.running = true;
+    ++running_count_;
+    rank_by_pid_[pid] = rank.index;
+    if (options_.tag_output) {
+      const std::string prefix = "[" + std::to_string(rank.index) + "] ";
+      rank.out = TaggedStream{out_pipe->read_fd, STDOUT_FILENO, prefix, {}};
+      rank.err = TaggedStream{err_pipe->read_fd, STDERR_FILENO, prefix, {}};
+    }
+  }
+
+  // Sleeps in poll() until a signal, rank output or the next deadline.
+  void wait_for_events() {
+    std::vector<pollfd> watched{{signal_fd_, POLLIN, 0}};
+    std::vector<TaggedStream*> streams;
+    for (auto& rank : ranks_) {
+      for (TaggedStream* stream : {&rank.out, &rank.err}) {
+        if (stream->read_fd < 0) continue;
+        watched.push_back({stream->read_fd, POLLIN, 0});
+        streams.push_back(stream);
+      }
+    }
+
+    const int ready = ::poll(watched.data(), watched.size(), milliseconds_until_next_deadline());
+    if (ready <= 0) return;  // deadline reached, or EINTR from SIGSTOP/SIGCONT
+    if (watched[0].revents != 0) handle_signals();
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      // handle_signals() may have finished this stream already.
+      if (watched[i + 1].revents == 0 || streams[i]->read_fd < 0) continue;
+      if (!read_available(*streams[i])) finish_stream(*streams[i]);
+    }
+  }
+
+  std::optional<Clock::time_point> next_deadline() const {
+    if (phase_ == Phase::kRunning) return timeout_deadline_;
+    if (!sent_sigkill_) return stop_deadline_;
+    return std::nullopt;
+  }
+
+  int milliseconds_until_next_deadline() const {
+    const auto deadline = next_deadline();
+    if (!deadline) return -1;
+    const auto remaining = *deadline - Clock::now();
+    if (remaining <= Clock::duration::zero()) return 0;
+    // Round up so we never wake just before the deadline and spin.
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(remaining).count();
+    return static_cast<int>(std::min<long long>(ms, 24LL * 3600 * 1000));
+  }
+
+  void handle_signals() {
+    signalfd_siginfo info;
+    while (::read(signal_fd_, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
+      if (info.ssi_signo == SIGCHLD) {
+        // SIGCHLDs coalesce: reap everything that has exited.
+        reap_exited_ranks();
+      } else {
+        on_stop_request(static_cast<int>(info.ssi_signo));
+      }
+    }
+  }
+
+  void reap_exited_ranks() {
+    int wait_status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &wait_status, WNOHANG)) > 0) {
+      const auto found = rank_by_pid_.find(pid);
+      if (found != rank_by_pid_.end()) on_rank_exited(ranks_[found->second], wait_status);
+    }
+  }
+
+  void on_rank_exited(Rank& rank, int wait_status) {
+    rank.running = false;
+    --running_count_;
+    finish_stream(rank.out);
+    finish_stream(rank.err);
+    // Once we are stopping the job, ranks dying is what we asked for.
+    if (phase_ != Phase::kRunning || exited_cleanly(wait_status)) return;
+
+    report(describe_rank_exit(rank, wait_status));
+    fail_job(shell_status(wait_status), "rank " + std::to_string(rank.index) + " failed");
+  }
+
+  static std::string describe_rank_exit(const Rank& rank, int wait_status) {
+    std::string text = "rank " + std::to_string(rank.index) + " (pid " + std::to_string(rank.pid) + ")";
+    if (WIFSIGNALED(wait_status)) {
+      text += " was killed by signal " + describe_signal(WTERMSIG(wait_status));
+      if (WCOREDUMP(wait_status)) text += ", core dumped";
+    } else {
+      text += " exited with status " + std::to_string(shell_status(wait_status));
+    }
+    return text;
+  }
+
+  // SIGINT/SIGTERM/SIGHUP to loomrun: pass it on so the ranks can clean up.
+  // A second one means the user is not willing to wait.
+  void on_stop_request(int signal_number) {
+    const std::string name = describe_signal(signal_number);
+    if (phase_ == Phase::kRunning) {
+      report("received " + name + "; forwarding it to ranks " + join_ranks(running_ranks()));
+      fail_job(128 + signal_number, "receiving " + name, signal_number);
+    } else if (running_count_ > 0) {
+      report("received " + name + " again; killing ranks " + join_ranks(running_ranks()));
+      kill_remaining_ranks();
+    }
+  }
+
+  void act_on_deadlines() {
+    const auto now = Clock::now();
+    if (phase_ == Phase::kRunning && timeout_deadline_ && now >= *timeout_deadline_) {
+      report("timed out after " + options_.timeout_text + " s with ranks " + join_ranks(running_ranks()) +
+             " still running");
+      fail_job(kExitTimeout, "the " + options_.timeout_text + " s timeout");
+    } else if (phase_ == Phase::kStopping && !sent_sigkill_ && now >= stop_deadline_ && running_count_ > 0) {
+      report("ranks " + join_ranks(running_ranks()) + " did not stop within " + std::to_string(kStopGraceSeconds) +
+             " s; sending SIGKILL");
+      kill_remaining_ranks();
+    }
+  }
+
+  // Records the first cause of failure (it decides the exit status) and
+  // asks the ranks still running to stop.
+  void fail_job(int exit_code, const std::string& reason, int stop_signal = SIGTERM) {
+    exit_code_ = exit_code;
+    stop_reason_ = reason;
+    phase_ = Phase::kStopping;
+    stopped_ranks_ = running_ranks();
+    signal_running_ranks(stop_signal);
+    stop_deadline_ = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
+  }
+
+  void kill_remaining_ranks() {
+    signal_running_ranks(SIGKILL);
+    sent_sigkill_ = true;
+  }
+
+  // Only ranks not yet reaped: their pid, and so their group id, cannot have
+  // been reused by an unrelated process.
+  void signal_running_ranks(int signal_number) {
+    for (const auto& rank : ranks_) {
+      if (rank.running) ::kill(-rank.pid, signal_number);
+    }
+  }
+
+  std::vector<int> running_ranks() const {
+    std::vector<int> indices;
+    for (const auto& rank : ranks_) {
+      if (rank.running) indices.push_back(rank.index);
+    }
+    return indices;
+  }
+
+  Options options_;
+  std::vector<Rank> ranks_;
+  std::unordered_map<pid_t, int> rank_by_pid_;
+  int running_count_ = 0;
+  int signal_fd_ = -1;
+  sigset_t original_signal_mask_{};
+
+  Phase phase_ = Phase::kRunning;
+  std::optional<int> exit_code_;  // set by the first failure only
+  std::string stop_reason_;
+  std::vector<int> stopped_ranks_;
+  std::optional<Clock::time_point> timeout_deadline_;
+  Clock::time_point stop_deadline_{};
+  bool sent_sigkill_ = false;
+};
+
+int run_launcher(int argc, char** argv) {
+  Options options;
+  try {
+    options = parse_command_line(argc, argv);
+  } catch (const UsageError& error) {
+    report(error.sentence + ".");
+    return kExitUsage;
+  }
+  if (options.show_help) {
+    write_all(STDOUT_FILENO, kUsage);
+    return 0;
+  }
+  try {
+    return Job(std::move(options)).run();
+  } catch (const LaunchError& error) {
+    report(error.what());
+    return kExitLaunchError;
+  }
+}
+
+}  // namespace
+}  // namespace loom::tools
+
+int main(int argc, char** argv) {
+  return loom::tools::run_launcher(argc, argv);
+}
