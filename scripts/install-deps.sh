@@ -9,6 +9,7 @@ packages=(
   libibverbs-dev                # RDMA transport (builds without hardware)
   libopenmpi-dev openmpi-bin    # mpirun launch of the perf suite, peer comparison
   libssl-dev                    # HMAC-SHA256 for bootstrap admission
+  libxml2-dev                   # NCCL topology XML files
   libgtest-dev libgmock-dev     # tests
   libbenchmark-dev              # micro-benchmarks
   python3

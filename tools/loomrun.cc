@@ -582,7 +582,10 @@ class Job {
     ++running_count_;
     rank_by_pid_[pid] = rank.index;
     if (options_.tag_output) {
-      const std::string prefix = "[" + std::to_string(rank.index) + "] ";
+      // Appended piecewise: `"[" + std::string` trips GCC 12's false -Wrestrict (PR 105329).
+      std::string prefix = "[";
+      prefix += std::to_string(rank.index);
+      prefix += "] ";
       rank.out = TaggedStream{out_pipe->read_fd, STDOUT_FILENO, prefix, {}};
       rank.err = TaggedStream{err_pipe->read_fd, STDERR_FILENO, prefix, {}};
     }

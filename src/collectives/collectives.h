@@ -13,6 +13,13 @@
 
 namespace loom {
 
+// Algorithm choices that LOOM_ALGO and the size thresholds control.
+struct Tuning {
+  enum class Force { kAuto, kRing, kAllPairs };
+  Force force = Force::kAuto;
+  size_t allPairsMaxBytes = 16 * 1024;  // per rank; above it AllReduce uses the ring
+};
+
 // Where this rank sits and how it reaches the others.
 struct Team {
   int rank;
@@ -20,6 +27,7 @@ struct Team {
   std::vector<int> ring;  // ring[i] is the rank at ring position i
   int ringPosition;       // this rank's position in `ring`
   Transport* transport;   // null when nranks == 1
+  Tuning tuning;
 
   int ringRank(int position) const { return ring[((position % nranks) + nranks) % nranks]; }
   SendConnection& next() const { return transport->sendTo(ringRank(ringPosition + 1)); }
@@ -44,6 +52,11 @@ void pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitCo
 void pointToPointSend(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void ringBarrier(const Team& team, const WaitContext& wait);
+
+// Entry points that pick the algorithm (all_pairs.h for small messages,
+// the ring otherwise), identically on every rank since the inputs are.
+void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void barrier(const Team& team, const WaitContext& wait);
 
 // Splits `total` elements into `parts` nearly equal blocks; block i starts at
 // blockOffset(i) and has blockSize(i) elements (sizes differ by at most one).

@@ -269,7 +269,7 @@ loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loo
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, 0};
     return loom::launch(
         c, "AllReduce", Kind::kCollective,
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::ringAllReduce(t, args, w); }, request);
+        [args](const loom::Team& t, const loom::WaitContext& w) { loom::allReduce(t, args, w); }, request);
   });
 }
 
@@ -398,8 +398,8 @@ loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, l
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
   return loom::onComm("loomBarrier", comm, [&](Communicator& c) {
     return loom::launch(
-        c, "Barrier", Kind::kCollective,
-        [](const loom::Team& t, const loom::WaitContext& w) { loom::ringBarrier(t, w); }, request);
+        c, "Barrier", Kind::kCollective, [](const loom::Team& t, const loom::WaitContext& w) { loom::barrier(t, w); },
+        request);
   });
 }
 

@@ -63,7 +63,12 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   std::iota(team_.ring.begin(), team_.ring.end(), 0);
   team_.ringPosition = rank;
   team_.transport = nullptr;
+  team_.tuning.force = config.algorithm == "ring"       ? Tuning::Force::kRing
+                       : config.algorithm == "allpairs" ? Tuning::Force::kAllPairs
+                                                        : Tuning::Force::kAuto;
+  team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
   spinIterations_ = chooseSpinIterations(config, nranks);
+  yieldIterations_ = config.yieldIterations;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
   connectPeers(*rendezvous_);
   LOOM_INFO("INIT", rank,
@@ -120,6 +125,7 @@ void Communicator::execute(const OpInfo& info, const Body& body, Request& reques
   wait.timeoutMs = config_.timeoutMs;
   wait.aborted = &aborted_;
   wait.spinIterations = spinIterations_;
+  wait.yieldIterations = yieldIterations_;
   wait.rank = team_.rank;
   wait.operation = info.name;
   wait.sequence = info.sequence;

@@ -99,6 +99,14 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     fail(loomInvalidArgument,
          "LOOM_SHM_SLOT_BYTES=" + std::to_string(config.shmSlotBytes) + " is not a multiple of 64");
   if (auto slots = env("LOOM_SHM_SLOTS")) config.shmSlots = parseInteger(*slots, "LOOM_SHM_SLOTS", 2, 1024);
+  if (auto algorithm = env("LOOM_ALGO")) {
+    if (*algorithm != "ring" && *algorithm != "allpairs")
+      fail(loomInvalidArgument, "LOOM_ALGO='" + *algorithm + "' is not ring or allpairs (unset it to let Loom choose)");
+    config.algorithm = *algorithm;
+  }
+  if (auto limit = env("LOOM_ALLPAIRS_MAX_BYTES"))
+    config.allPairsMaxBytes = parseInteger(*limit, "LOOM_ALLPAIRS_MAX_BYTES", 0, 64 << 20);
+  if (auto yields = env("LOOM_YIELD")) config.yieldIterations = parseInteger(*yields, "LOOM_YIELD", 0, 1 << 20);
   if (auto spin = env("LOOM_SPIN")) config.spinIterations = parseInteger(*spin, "LOOM_SPIN", 0, 1 << 30);
 
   if (user != nullptr) {

@@ -30,6 +30,9 @@ struct CommConfig {
   size_t shmSlotBytes = 128 * 1024;       // LOOM_SHM_SLOT_BYTES
   int shmSlots = 8;                       // LOOM_SHM_SLOTS
   int spinIterations = -1;                // LOOM_SPIN; -1: chosen from cores vs ranks
+  int yieldIterations = 20;               // LOOM_YIELD: sched_yield()s before a futex sleep
+  std::string algorithm;                  // LOOM_ALGO: "", "ring" or "allpairs"
+  size_t allPairsMaxBytes = 16 * 1024;    // LOOM_ALLPAIRS_MAX_BYTES
 };
 
 // Throws loom::Error(loomInvalidArgument) naming the variable or field that

@@ -58,27 +58,51 @@ class CollectivesTest : public ::testing::TestWithParam<std::tuple<RankMode, int
   int nranks() const { return std::get<1>(GetParam()); }
 };
 
-TEST_P(CollectivesTest, AllReduce) {
-  runRanks(mode(), nranks(), [](const RankContext& ctx) {
-    size_t caseIndex = 0;
-    for (loomDataType_t dtype : kDtypes) {
-      for (loomRedOp_t op : kOps) {
-        ReductionReference reference(dtype, op, ctx.nranks);
-        for (size_t count : kCounts) {
-          for (bool inPlace : {false, true}) {
-            const size_t bytes = count * loomTypeSize(dtype);
-            Bytes input = makeInput(dtype, op, ctx.rank, 0, count);
-            Buffer send(input, misalignFor(caseIndex++));
-            Buffer recv(bytes, misalignFor(caseIndex++));
-            unsigned char* out = inPlace ? send.data() : recv.data();
-            std::string what = caseName("AllReduce", dtype, op, count, inPlace, ctx.rank);
-            expectOk(loomAllReduce(send.data(), out, count, dtype, op, ctx.comm, nullptr, nullptr), ctx.comm, what);
-            expectSame(reference.expected(0, count), out, dtype, what);
-          }
+// Sets an environment variable for the communicators a test creates.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+void checkAllReduce(const RankContext& ctx, std::initializer_list<size_t> counts) {
+  size_t caseIndex = 0;
+  for (loomDataType_t dtype : kDtypes) {
+    for (loomRedOp_t op : kOps) {
+      ReductionReference reference(dtype, op, ctx.nranks);
+      for (size_t count : counts) {
+        for (bool inPlace : {false, true}) {
+          const size_t bytes = count * loomTypeSize(dtype);
+          Bytes input = makeInput(dtype, op, ctx.rank, 0, count);
+          Buffer send(input, misalignFor(caseIndex++));
+          Buffer recv(bytes, misalignFor(caseIndex++));
+          unsigned char* out = inPlace ? send.data() : recv.data();
+          std::string what = caseName("AllReduce", dtype, op, count, inPlace, ctx.rank);
+          expectOk(loomAllReduce(send.data(), out, count, dtype, op, ctx.comm, nullptr, nullptr), ctx.comm, what);
+          expectSame(reference.expected(0, count), out, dtype, what);
         }
       }
     }
-  });
+  }
+}
+
+// Loom picks all-pairs for small messages and the ring for large ones.
+TEST_P(CollectivesTest, AllReduce) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllReduce(ctx, {0, 1, 7, 1023, kLargeCount}); });
+}
+
+// Each algorithm forced over the small sizes the other one normally takes.
+TEST_P(CollectivesTest, AllReduceRingOnSmallCounts) {
+  ScopedEnv force("LOOM_ALGO", "ring");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllReduce(ctx, {0, 1, 7, 1023}); });
+}
+
+TEST_P(CollectivesTest, AllReduceAllPairsUpToOneSlot) {
+  ScopedEnv force("LOOM_ALGO", "allpairs");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllReduce(ctx, {1, 7, 1023, 16381}); });
 }
 
 TEST_P(CollectivesTest, ReduceScatter) {

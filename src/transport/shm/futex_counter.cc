@@ -1,6 +1,7 @@
 #include "transport/shm/futex_counter.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -52,6 +53,14 @@ uint32_t waitForChange(FutexCounter& counter, uint32_t seen, const WaitContext& 
     uint32_t now = counter.value.load(std::memory_order_acquire);
     if (now != seen) return now;
     cpuRelax();
+  }
+  // Yielding hands the core to the rank we wait for when ranks outnumber
+  // cores, and costs the poster nothing: it only pays for a futex wake when
+  // the waiter really sleeps.
+  for (int i = 0; i < ctx.yieldIterations; ++i) {
+    sched_yield();
+    uint32_t now = counter.value.load(std::memory_order_acquire);
+    if (now != seen) return now;
   }
   Deadline deadline = Deadline::afterMs(ctx.timeoutMs);
   for (;;) {

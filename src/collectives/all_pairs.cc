@@ -1,0 +1,67 @@
+// Small-message algorithms in one step: every rank writes its data straight
+// into a slot of every peer, then reads all of theirs. A ring needs 2(n-1)
+// hops of wake-ups for AllReduce; on oversubscribed cores each hop is a
+// futex wake and a context switch, so for a few kilobytes one round trip
+// beats the ring's bandwidth advantage.
+#include "collectives/all_pairs.h"
+
+#include "collectives/primitives.h"
+#include "reduce/reduce.h"
+
+namespace loom {
+
+bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
+  if (team.nranks == 1 || bytes > limitBytes) return false;
+  const int peer = (team.rank + 1) % team.nranks;
+  return bytes <= team.transport->sendTo(peer).slotBytes();
+}
+
+void allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  // In place, out overwrites this rank's input before its turn comes; the
+  // copy already sent to a peer serves instead. It stays intact until this
+  // rank acquires that slot again, in a later operation (peers only read).
+  const void* ownInput = nullptr;
+  for (int peer = 0; peer < team.nranks; ++peer) {
+    if (peer == team.rank) continue;
+    SendConnection& to = team.transport->sendTo(peer);
+    void* slot = to.acquire(wait);
+    copyBytes(slot, args.sendbuf, bytes);
+    to.post();
+    if (ownInput == nullptr) ownInput = slot;
+  }
+  // Every rank combines the inputs in rank order, so all ranks get bitwise
+  // the same floating-point result.
+  void* out = args.recvbuf;
+  for (int r = 0; r < team.nranks; ++r) {
+    const void* input = ownInput;
+    RecvConnection* from = nullptr;
+    if (r != team.rank) {
+      from = &team.transport->recvFrom(r);
+      input = from->acquire(wait);
+    }
+    if (r == 0)
+      copyBytes(out, input, bytes);
+    else
+      reduceArrays(out, out, input, args.count, args.dtype, args.op);
+    if (from != nullptr) from->release();
+  }
+  if (args.op == loomAvg) divideArray(out, args.count, args.dtype, team.nranks);
+}
+
+void allPairsBarrier(const Team& team, const WaitContext& wait) {
+  for (int peer = 0; peer < team.nranks; ++peer) {
+    if (peer == team.rank) continue;
+    SendConnection& to = team.transport->sendTo(peer);
+    to.acquire(wait);
+    to.post();
+  }
+  for (int peer = 0; peer < team.nranks; ++peer) {
+    if (peer == team.rank) continue;
+    RecvConnection& from = team.transport->recvFrom(peer);
+    from.acquire(wait);
+    from.release();
+  }
+}
+
+}  // namespace loom
