@@ -139,7 +139,7 @@ int64_t countWrong(const CollectiveSpec& spec, const void* recv, size_t count, l
       for (size_t j = 0; j < block; ++j) check(q * block + j, value(dtype, op, false, q, rank * block + j));
   } else if (name == "Broadcast") {
     for (size_t i = 0; i < count; ++i) check(i, value(dtype, op, false, root, i));
-  } else if (name == "SendRecv" && nranks > 1) {
+  } else if (name == "SendRecv") {
     for (size_t i = 0; i < count; ++i) check(i, value(dtype, op, false, (rank + nranks - 1) % nranks, i));
   }
   return wrong;

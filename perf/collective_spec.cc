@@ -1,5 +1,7 @@
 #include "collective_spec.h"
 
+#include <cstring>
+
 namespace loom::perf {
 namespace {
 
@@ -17,12 +19,6 @@ size_t whole(size_t count, int) {
 size_t perRank(size_t count, int nranks) {
   return count / nranks;
 }
-size_t atZero(size_t, int) {
-  return 0;
-}
-size_t rankBlock(size_t count, int rank) {
-  return count * rank;
-}  // count here is per rank
 double one(int) {
   return 1.0;
 }
@@ -42,7 +38,7 @@ const CollectiveSpec& allReduceSpec() {
                                    sameCount,
                                    whole,
                                    whole,
-                                   atZero,
+                                   CollectiveSpec::InPlace::kSame,
                                    allReduceFactor,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomAllReduce(a.send, a.recv, count, a.dtype, a.op, a.comm, nullptr, req);
@@ -57,7 +53,7 @@ const CollectiveSpec& allGatherSpec() {
                                    splitCount,
                                    perRank,
                                    whole,
-                                   rankBlock,
+                                   CollectiveSpec::InPlace::kSendInsideRecv,
                                    ringShare,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomAllGather(a.send, a.recv, count / a.nranks, a.dtype, a.comm, nullptr,
@@ -73,7 +69,7 @@ const CollectiveSpec& reduceScatterSpec() {
                                    splitCount,
                                    whole,
                                    perRank,
-                                   rankBlock,
+                                   CollectiveSpec::InPlace::kRecvInsideSend,
                                    ringShare,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomReduceScatter(a.send, a.recv, count / a.nranks, a.dtype, a.op, a.comm,
@@ -89,7 +85,7 @@ const CollectiveSpec& broadcastSpec() {
                                    sameCount,
                                    whole,
                                    whole,
-                                   atZero,
+                                   CollectiveSpec::InPlace::kSame,
                                    one,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomBroadcast(a.send, a.recv, count, a.dtype, a.root, a.comm, nullptr, req);
@@ -104,7 +100,7 @@ const CollectiveSpec& reduceSpec() {
                                    sameCount,
                                    whole,
                                    whole,
-                                   atZero,
+                                   CollectiveSpec::InPlace::kSame,
                                    one,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomReduce(a.send, a.recv, count, a.dtype, a.op, a.root, a.comm, nullptr,
@@ -120,7 +116,7 @@ const CollectiveSpec& allToAllSpec() {
                                    splitCount,
                                    whole,
                                    whole,
-                                   atZero,
+                                   CollectiveSpec::InPlace::kSame,
                                    ringShare,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomAllToAll(a.send, a.recv, count / a.nranks, a.dtype, a.comm, nullptr,
@@ -140,10 +136,13 @@ const CollectiveSpec& sendRecvSpec() {
       sameCount,
       whole,
       whole,
-      atZero,
+      CollectiveSpec::InPlace::kNone,
       one,
       [](const CallArgs& a, size_t count, loomRequest_t* req) {
-        if (a.nranks == 1) return loomSuccess;
+        if (a.nranks == 1) {  // as nccl-tests: a rank alone sends to itself
+          std::memcpy(a.recv, a.send, count * loomTypeSize(a.dtype));
+          return loomSuccess;
+        }
         const int next = (a.rank + 1) % a.nranks, prev = (a.rank + a.nranks - 1) % a.nranks;
         loomRequest_t first = nullptr;
         loomResult_t rc = a.rank % 2 == 0 ? loomSend(a.send, count, a.dtype, next, a.comm, nullptr, &first)

@@ -29,8 +29,15 @@ struct CollectiveSpec {
   // Bytes of the send and receive buffers for that count.
   size_t (*sendElements)(size_t count, int nranks);
   size_t (*recvElements)(size_t count, int nranks);
-  // Where the in-place form puts the send buffer inside recv (in elements).
-  size_t (*inPlaceSendOffset)(size_t count, int rank);
+  // The in-place form: one buffer, and where each side sits in it (loom.h).
+  enum class InPlace {
+    kSame,            // sendbuf == recvbuf
+    kSendInsideRecv,  // AllGather: sendbuf == recvbuf + rank * block
+    kRecvInsideSend,  // ReduceScatter: recvbuf == sendbuf + rank * block
+    kNone,            // SendRecv: odd ranks receive before they send, so one
+                      // buffer would lose their data; in-place repeats out-of-place
+  };
+  InPlace inPlace;
   double (*busFactor)(int nranks);
   loomResult_t (*call)(const CallArgs& args, size_t count, loomRequest_t* request);
 };

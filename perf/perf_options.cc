@@ -56,6 +56,7 @@ void printHelp(const char* program, bool hasOp, bool hasRoot) {
       "  -u, --unalign BYTES     offset buffers by BYTES from their allocation\n"
       "  -J, --output_file FILE  also write the results as JSON\n"
       "      --mem host|cuda     buffer memory (host only in this build)\n"
+      "      --stall RANK:MS     RANK sleeps MS before its first collective (to see -T name it)\n"
       "Launch with loomrun -n N, mpirun -np N, or torchrun-style variables.\n",
       program, hasOp ? "  -o, --op OP             sum prod max min avg, or all\n" : "",
       hasRoot ? "  -r, --root N            root rank, or -1 for all roots, default 0\n" : "");
@@ -108,6 +109,7 @@ PerfOptions parseOptions(int argc, char** argv, const char* program, bool hasOp,
                                  {"unalign", required_argument, nullptr, 'u'},
                                  {"output_file", required_argument, nullptr, 'J'},
                                  {"mem", required_argument, nullptr, 'M'},
+                                 {"stall", required_argument, nullptr, 'S'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   int c;
@@ -132,6 +134,14 @@ PerfOptions parseOptions(int argc, char** argv, const char* program, bool hasOp,
         case 'N': o.cycles = parseInt(program, "-N", optarg, 1, 1 << 20); break;
         case 'u': o.unalign = parseInt(program, "-u", optarg, 0, 4095); break;
         case 'J': o.jsonPath = optarg; break;
+        case 'S': {
+          std::string spec = optarg;
+          size_t colon = spec.find(':');
+          if (colon == std::string::npos) usageError(program, "--stall '" + spec + "' is not RANK:MILLISECONDS");
+          o.stallRank = parseInt(program, "--stall rank", spec.substr(0, colon).c_str(), 0, 1 << 24);
+          o.stallMs = parseInt(program, "--stall milliseconds", spec.substr(colon + 1).c_str(), 0, 3600 * 1000);
+          break;
+        }
         case 'M':
           o.memory = optarg;
           if (o.memory == "cuda") usageError(program, "--mem cuda needs a Loom built with device-buffer support");

@@ -29,6 +29,8 @@ struct PerfOptions {
   int root = 0;                                     // -r; -1: all roots
   std::string memory = "host";                      // --mem
   std::string jsonPath;                             // -J
+  int stallRank = -1;                               // --stall RANK:MS, to see -T fire
+  int stallMs = 0;
 };
 
 // Parses argv; on bad input prints one sentence to stderr and exits 2.

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "check_data.h"
@@ -65,7 +66,7 @@ class PerfRun {
     if (rank_ != 0) return;
     int version = 0;
     loomGetVersion(&version);
-    std::printf("# %s: Loom %d.%d.%d perf suite (nccl-tests compatible), launched by %s\n", program, version / 10000,
+    std::printf("# Collective test starting: %s (Loom %d.%d.%d, launched by %s)\n", program, version / 10000,
                 version / 100 % 100, version % 100, how.c_str());
     std::printf(
         "# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: 1 "
@@ -89,6 +90,7 @@ class PerfRun {
   }
 
   void sweep() {
+    if (rank_ == options_.stallRank) std::this_thread::sleep_for(std::chrono::milliseconds(options_.stallMs));
     for (int cycle = 0; cycle < options_.cycles; ++cycle)
       for (loomDataType_t dtype : options_.dtypes)
         for (loomRedOp_t op : spec_.hasOp ? options_.ops : std::vector<loomRedOp_t>{loomSum})
@@ -147,26 +149,34 @@ class PerfRun {
     const size_t sendBytes = spec_.sendElements(count, nranks_) * typeSize;
     const size_t recvBytes = spec_.recvElements(count, nranks_) * typeSize;
     const size_t unalign = options_.unalign;
-    std::vector<unsigned char> sendStore(sendBytes + unalign), recvStore(recvBytes + unalign + kGuardBytes);
-    unsigned char* send = sendStore.data() + unalign;
-    unsigned char* recv = recvStore.data() + unalign;
+    const size_t block = count / nranks_ * typeSize;
+    // Out of place: two buffers. In place: one, holding both as loom.h lays
+    // them out; it is the larger of the two sizes.
+    const size_t wholeBytes = std::max(sendBytes, recvBytes);
+    std::vector<unsigned char> sendStore(sendBytes + unalign), recvStore(wholeBytes + unalign + kGuardBytes);
+    unsigned char* base = recvStore.data() + unalign;
     const bool reduces = spec_.hasOp;
     const std::string name = spec_.name;
-    // In SendRecv and Reduce the "in-place" form is the same call on one buffer.
-    const size_t inPlaceOffset = spec_.inPlaceSendOffset(count / nranks_, rank_) * typeSize;
 
     Row row{bytes, count, dtype, op, root, {}, {}, {}, {}};
     for (int inPlace = 0; inPlace < 2; ++inPlace) {
-      unsigned char* in = inPlace ? recv + inPlaceOffset : send;
-      CallArgs args{in, recv, dtype, op, root < 0 ? 0 : root, comm_, rank_, nranks_};
-      const size_t elementsIn = spec_.sendElements(count, nranks_);
+      unsigned char* in = sendStore.data() + unalign;
+      unsigned char* out = base;
+      const bool oneBuffer = inPlace && spec_.inPlace != CollectiveSpec::InPlace::kNone;
+      if (oneBuffer) {
+        in = base;
+        if (spec_.inPlace == CollectiveSpec::InPlace::kSendInsideRecv) in = base + rank_ * block;
+        if (spec_.inPlace == CollectiveSpec::InPlace::kRecvInsideSend) out = base + rank_ * block;
+      }
+      unsigned char* guard = oneBuffer ? base + wholeBytes : out + recvBytes;
+      CallArgs args{in, out, dtype, op, root < 0 ? 0 : root, comm_, rank_, nranks_};
       if (options_.check) {
-        std::memset(recv, 0, recvBytes);
-        std::memset(recv + recvBytes, kGuard, kGuardBytes);
-        fillInput(in, elementsIn, dtype, op, reduces, rank_);
+        std::memset(out, 0, recvBytes);
+        std::memset(guard, kGuard, kGuardBytes);
+        fillInput(in, spec_.sendElements(count, nranks_), dtype, op, reduces, rank_);
         must(spec_.call(args, count, nullptr), name);
-        row.wrong[inPlace] = countWrong(spec_, recv, count, dtype, op, args.root, rank_, nranks_);
-        for (size_t i = 0; i < kGuardBytes; ++i) outOfBounds_ += recv[recvBytes + i] != kGuard;
+        row.wrong[inPlace] = countWrong(spec_, out, count, dtype, op, args.root, rank_, nranks_);
+        for (size_t i = 0; i < kGuardBytes; ++i) outOfBounds_ += guard[i] != kGuard;
         wrongTotal_ += row.wrong[inPlace];
       }
       runIterations(args, count, options_.warmupIters);
@@ -194,6 +204,7 @@ class PerfRun {
     std::vector<loomRequest_t> requests(iterations, nullptr);
     for (int i = 0; i < iterations; ++i) must(spec_.call(args, count, &requests[i]), spec_.name);
     for (loomRequest_t request : requests) {
+      if (request == nullptr) continue;  // nothing was posted (SendRecv on one rank)
       loomResult_t rc = loomWait(request, -1);
       if (rc != loomSuccess) {
         std::fprintf(stderr, "perf: rank %d: %s failed: %s: %s\n", rank_, spec_.name, loomGetErrorString(rc),

@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev     # tests
   libbenchmark-dev              # micro-benchmarks
   python3
+  libgloo-dev gnuplot-nox       # perf/compare: the Gloo peer and the plots
 )
 
 missing=()
