@@ -1,5 +1,6 @@
 #include "collectives/primitives.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "reduce/reduce.h"
@@ -44,24 +45,36 @@ void Primitives::recvReduceCopy(RecvConnection& from, const void* local, void* d
   finishAverage(dst, count);
 }
 
+// The reduced chunk goes to the next rank's slot and to the user's buffer.
+// Working in cache-sized pieces makes the second write read the first from
+// cache, so memory sees one pass: read two inputs, write two outputs.
 void Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst,
                                     size_t count) {
-  const void* in = from.acquire(wait_);
-  void* out = to.acquire(wait_);
-  reduceArrays(out, in, local, count, dtype_, op_);
+  const char* in = static_cast<const char*>(from.acquire(wait_));
+  char* out = static_cast<char*>(to.acquire(wait_));
+  const size_t piece = kCachePieceBytes / elementSize_;
+  for (size_t at = 0; at < count; at += piece) {
+    const size_t n = std::min(piece, count - at);
+    const size_t offset = at * elementSize_;
+    reduceArrays(out + offset, in + offset, static_cast<const char*>(local) + offset, n, dtype_, op_);
+    finishAverage(out + offset, n);
+    copyBytes(static_cast<char*>(dst) + offset, out + offset, n * elementSize_);
+  }
   from.release();
-  finishAverage(out, count);
-  copyBytes(dst, out, count * elementSize_);
   to.post();
 }
 
 void Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count) {
-  const void* in = from.acquire(wait_);
-  void* out = to.acquire(wait_);
-  copyBytes(out, in, count * elementSize_);
+  const char* in = static_cast<const char*>(from.acquire(wait_));
+  char* out = static_cast<char*>(to.acquire(wait_));
+  const size_t bytes = count * elementSize_;
+  for (size_t offset = 0; offset < bytes; offset += kCachePieceBytes) {
+    const size_t n = std::min(kCachePieceBytes, bytes - offset);
+    copyBytes(out + offset, in + offset, n);
+    copyBytes(static_cast<char*>(dst) + offset, in + offset, n);
+  }
   from.release();
   to.post();
-  copyBytes(dst, out, count * elementSize_);
 }
 
 void Primitives::localReduceCopy(const void* src, void* dst, size_t count) {

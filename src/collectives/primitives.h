@@ -35,6 +35,10 @@ class Primitives {
  private:
   void finishAverage(void* data, size_t count);
 
+  // Steps that write one chunk twice do it in pieces this size (a multiple
+  // of every element size) so the second write reads from cache.
+  static constexpr size_t kCachePieceBytes = 32 * 1024;
+
   const WaitContext& wait_;
   loomDataType_t dtype_;
   loomRedOp_t op_;
