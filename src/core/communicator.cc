@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <numeric>
 
 #include "bootstrap/socket.h"
 #include "core/error.h"
 #include "core/logging.h"
+#include "topology/placement.h"
 #include "transport/shm/shm_transport.h"
 
 namespace loom {
@@ -53,6 +55,36 @@ int chooseSpinIterations(const CommConfig& config, int localRanks) {
   return localRanks > cores ? 50 : 2000;
 }
 
+// Detecting the machine takes tens of milliseconds: do it once per process
+// (per topology file), however many communicators and rank threads there are.
+const topo::Topology& processTopology(const CommConfig& config) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<topo::Topology>> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<topo::Topology>& entry = loaded[config.topoFile];
+  if (!entry) entry = topo::loadTopology(config.topoFile, config.topoDumpFile);
+  return *entry;
+}
+
+std::string describeRing(const std::vector<int>& ring) {
+  std::string text;
+  for (int r : ring) {
+    if (!text.empty()) text += ' ';
+    text += std::to_string(r);
+  }
+  return text;
+}
+
+const char* relation(topo::Locality locality) {
+  switch (locality) {
+    case topo::Locality::kSameNuma: return "same NUMA node as";
+    case topo::Locality::kSameSocket: return "same socket, other NUMA node than";
+    case topo::Locality::kSameHost: return "other socket than";
+    case topo::Locality::kOtherHost: return "other host than";
+  }
+  return "unknown relation to";
+}
+
 }  // namespace
 
 Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddress& address, const CommConfig& config)
@@ -71,6 +103,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   yieldIterations_ = config.yieldIterations;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
   connectPeers(*rendezvous_);
+  orderRing(*rendezvous_);
   LOOM_INFO("INIT", rank,
             "Loom " << LOOM_MAJOR << "." << LOOM_MINOR << "." << LOOM_PATCH << " communicator"
                     << (config.name.empty() ? "" : " '" + config.name + "'") << " ready: rank " << rank << " of "
@@ -100,6 +133,39 @@ void Communicator::connectPeers(bootstrap::RendezvousClient& rendezvous) {
     LOOM_INFO("INIT", team_.rank,
               "rank " << team_.rank << " <-> rank " << peer << " (pid " << pids[peer] << ") via shared memory, "
                       << geometry.slots << " slots of " << geometry.slotBytes / 1024 << " KiB each way");
+  }
+}
+
+// Ranks tell each other where they run; the ring then crosses sockets and
+// NUMA nodes as few times as possible, whatever the rank numbering.
+void Communicator::orderRing(bootstrap::RendezvousClient& rendezvous) {
+  if (team_.nranks == 1) return;
+  const topo::RankPlacement mine = topo::ownPlacement(processTopology(config_));
+  std::vector<std::string> all = rendezvous.allGather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)));
+  std::vector<topo::RankPlacement> placements(team_.nranks);
+  for (int r = 0; r < team_.nranks; ++r) {
+    if (all[r].size() != sizeof(topo::RankPlacement))
+      fail(loomRemoteError, "rank " + std::to_string(r) + " sent a placement of " + std::to_string(all[r].size()) +
+                                " bytes, not " + std::to_string(sizeof(topo::RankPlacement)) +
+                                ": is every rank running the same Loom?");
+    std::memcpy(&placements[r], all[r].data(), sizeof(topo::RankPlacement));
+    placements[r].host[sizeof(placements[r].host) - 1] = '\0';
+  }
+  team_.ring = topo::ringOrder(placements);
+  for (int i = 0; i < team_.nranks; ++i)
+    if (team_.ring[i] == team_.rank) team_.ringPosition = i;
+  if (team_.rank == 0) {
+    topo::RingCrossings crossings = topo::countCrossings(placements, team_.ring);
+    LOOM_INFO("INIT", team_.rank,
+              "ring " << describeRing(team_.ring) << " crosses " << crossings.packages << " socket boundaries and "
+                      << crossings.numas << " NUMA boundaries inside a socket");
+  }
+  for (int peer = 0; peer < team_.nranks; ++peer) {
+    if (peer == team_.rank) continue;
+    LOOM_INFO("INIT", team_.rank,
+              "rank " << peer << " runs on socket " << placements[peer].package << ", NUMA node "
+                      << placements[peer].numa << ": " << relation(topo::locality(mine, placements[peer])) << " rank "
+                      << team_.rank);
   }
 }
 

@@ -56,6 +56,7 @@ class Communicator {
   void execute(const OpInfo& info, const Body& body, Request& request);
   std::string arrivalReport(uint64_t collective) const;
   void connectPeers(bootstrap::RendezvousClient& rendezvous);
+  void orderRing(bootstrap::RendezvousClient& rendezvous);
 
   CommConfig config_;
   Team team_;

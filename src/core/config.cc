@@ -104,6 +104,8 @@ CommConfig readCommConfig(const loomConfig_t* user) {
       fail(loomInvalidArgument, "LOOM_ALGO='" + *algorithm + "' is not ring or allpairs (unset it to let Loom choose)");
     config.algorithm = *algorithm;
   }
+  config.topoFile = env("LOOM_TOPO_FILE").value_or("");
+  config.topoDumpFile = env("LOOM_TOPO_DUMP_FILE").value_or("");
   if (auto limit = env("LOOM_ALLPAIRS_MAX_BYTES"))
     config.allPairsMaxBytes = parseInteger(*limit, "LOOM_ALLPAIRS_MAX_BYTES", 0, 64 << 20);
   if (auto yields = env("LOOM_YIELD")) config.yieldIterations = parseInteger(*yields, "LOOM_YIELD", 0, 1 << 20);

@@ -32,6 +32,8 @@ struct CommConfig {
   int spinIterations = -1;                // LOOM_SPIN; -1: chosen from cores vs ranks
   int yieldIterations = 20;               // LOOM_YIELD: sched_yield()s before a futex sleep
   std::string algorithm;                  // LOOM_ALGO: "", "ring" or "allpairs"
+  std::string topoFile;                   // LOOM_TOPO_FILE: NCCL or hwloc XML instead of detection
+  std::string topoDumpFile;               // LOOM_TOPO_DUMP_FILE: write what was detected (NCCL XML)
   size_t allPairsMaxBytes = 16 * 1024;    // LOOM_ALLPAIRS_MAX_BYTES
 };
 

@@ -1,0 +1,82 @@
+// NCCL's fill-in rule for topology files: what the file says wins, what it
+// leaves out comes from the machine Loom detected. Cloud vendors' files list
+// only bus ids and NUMA nodes; the driver supplies the rest.
+#include "core/logging.h"
+#include "topology/nccl_xml.h"
+#include "topology/paths.h"
+
+namespace loom::topo {
+
+namespace {
+
+template <typename T>
+void fillIfUnset(T& mine, const T& theirs, const T& unset) {
+  if (mine == unset) mine = theirs;
+}
+
+void fillCpu(Node& cpu, const Node& seen) {
+  if (cpu.cpus.empty()) cpu.cpus = seen.cpus;
+  fillIfUnset(cpu.package, seen.package, -1);
+  fillIfUnset(cpu.memoryBytes, seen.memoryBytes, uint64_t{0});
+  fillIfUnset(cpu.arch, seen.arch, std::string());
+  fillIfUnset(cpu.vendor, seen.vendor, std::string());
+  fillIfUnset(cpu.familyId, seen.familyId, -1);
+  fillIfUnset(cpu.modelId, seen.modelId, -1);
+}
+
+void fillPci(Node& dev, const Node& seen) {
+  PciInfo& p = dev.pci;
+  fillIfUnset(p.classCode, seen.pci.classCode, -1);
+  fillIfUnset(p.vendor, seen.pci.vendor, -1);
+  fillIfUnset(p.device, seen.pci.device, -1);
+  fillIfUnset(p.subVendor, seen.pci.subVendor, -1);
+  fillIfUnset(p.subDevice, seen.pci.subDevice, -1);
+  fillIfUnset(p.linkSpeed, seen.pci.linkSpeed, std::string());
+  fillIfUnset(p.linkWidth, seen.pci.linkWidth, 0);
+  // A bare <pci busid> becomes whatever the machine says sits there.
+  if (dev.kind == NodeKind::kPciDevice) dev.kind = seen.kind;
+  if (dev.kind == seen.kind) {
+    fillIfUnset(dev.model, seen.model, std::string());
+    if (dev.nets.empty()) dev.nets = seen.nets;
+    dev.rdma = dev.rdma || seen.rdma;
+  }
+}
+
+// GPUs and RDMA NICs the file does not list hang off the CPU node of their
+// NUMA node, as NCCL adds the devices it uses to a loaded file.
+void addMissingDevice(Topology& file, const Topology& detected, const Node& seen) {
+  int root = detected.rootCpu(seen.id);
+  int cpu = root >= 0 ? file.cpuNodeOfNuma(detected.nodes[root].numa) : -1;
+  if (cpu < 0) cpu = file.cpuNodes().front();
+  Node dev = seen;
+  dev.children.clear();
+  dev.parent = cpu;
+  dev.index = -1;
+  dev.name.clear();
+  int id = file.addNode(std::move(dev));
+  file.addLink(id, cpu, LinkKind::kPci, 24.0, kPciLatencyUs);
+  LOOM_INFO("INIT", -1, "topology file: added detected " << nodeKindName(seen.kind) << " " << seen.pci.busId);
+}
+
+}  // namespace
+
+void fillFromDetected(Topology& file, const Topology& detected) {
+  if (file.hostname.empty()) file.hostname = detected.hostname;
+  if (file.caches.empty()) file.caches = detected.caches;
+  file.hwlocVersion = detected.hwlocVersion;
+  for (Node& n : file.nodes) {
+    if (n.kind == NodeKind::kCpu) {
+      int seen = detected.cpuNodeOfNuma(n.numa);
+      if (seen >= 0) fillCpu(n, detected.nodes[seen]);
+      continue;
+    }
+    int seen = detected.findBusId(n.pci.busId);
+    if (seen >= 0) fillPci(n, detected.nodes[seen]);
+  }
+  for (const Node& seen : detected.nodes) {
+    bool wanted = seen.kind == NodeKind::kGpu || (seen.kind == NodeKind::kNic && seen.rdma);
+    if (wanted && file.findBusId(seen.pci.busId) < 0) addMissingDevice(file, detected, seen);
+  }
+}
+
+}  // namespace loom::topo

@@ -1,0 +1,131 @@
+// CPU side of an hwloc topology: NUMA nodes, packages, PUs, caches and
+// NUMA distances.
+#include <algorithm>
+
+#include "topology/hwloc_internal.h"
+
+namespace loom::topo::detail {
+
+namespace {
+
+int ancestorIndex(hwloc_topology_t h, hwloc_obj_type_t type, hwloc_obj_t obj, bool os) {
+  hwloc_obj_t a = hwloc_get_ancestor_obj_by_type(h, type, obj);
+  if (a == nullptr) return -1;
+  return os ? static_cast<int>(a->os_index) : static_cast<int>(a->logical_index);
+}
+
+// The first package under or above a NUMA node: packages usually hold NUMA
+// nodes, but glued machines (IBM x3950) put several packages in one node.
+int packageOfNuma(hwloc_topology_t h, hwloc_obj_t numa) {
+  int p = ancestorIndex(h, HWLOC_OBJ_PACKAGE, numa, false);
+  if (p >= 0) return p;
+  hwloc_obj_t inside = hwloc_get_next_obj_inside_cpuset_by_type(h, numa->cpuset, HWLOC_OBJ_PACKAGE, nullptr);
+  if (inside != nullptr) return static_cast<int>(inside->logical_index);
+  return hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PACKAGE) > 0 ? -1 : 0;
+}
+
+void addCpuIdentity(hwloc_topology_t h, Node& node, hwloc_obj_t numa) {
+  node.arch = infoValue(hwloc_get_root_obj(h), "Architecture");
+  hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, numa);
+  if (pkg == nullptr) pkg = hwloc_get_next_obj_inside_cpuset_by_type(h, numa->cpuset, HWLOC_OBJ_PACKAGE, nullptr);
+  if (pkg == nullptr) return;
+  node.vendor = infoValue(pkg, "CPUVendor");
+  std::string family = infoValue(pkg, "CPUFamilyNumber"), model = infoValue(pkg, "CPUModelNumber");
+  if (!family.empty()) node.familyId = std::stoi(family);
+  if (!model.empty()) node.modelId = std::stoi(model);
+}
+
+void importNumaNodes(hwloc_topology_t h, Topology& t) {
+  hwloc_obj_t numa = nullptr;
+  while ((numa = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, numa)) != nullptr) {
+    Node node;
+    node.kind = NodeKind::kCpu;
+    node.numa = static_cast<int>(numa->os_index);
+    node.package = packageOfNuma(h, numa);
+    node.memoryBytes = numa->attr->numanode.local_memory;
+    unsigned cpu;
+    hwloc_bitmap_foreach_begin(cpu, numa->cpuset) { node.cpus.push_back(static_cast<int>(cpu)); }
+    hwloc_bitmap_foreach_end();
+    addCpuIdentity(h, node, numa);
+    t.addNode(std::move(node));
+  }
+}
+
+void importPus(hwloc_topology_t h, Topology& t) {
+  hwloc_obj_t pu = nullptr;
+  while ((pu = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_PU, pu)) != nullptr) {
+    Pu p;
+    p.os = static_cast<int>(pu->os_index);
+    int core = ancestorIndex(h, HWLOC_OBJ_CORE, pu, false);
+    p.core = core >= 0 ? core : p.os;
+    p.package = ancestorIndex(h, HWLOC_OBJ_PACKAGE, pu, false);
+    for (const Node& n : t.nodes) {
+      if (n.kind != NodeKind::kCpu) continue;
+      for (int c : n.cpus) {
+        if (c == p.os && p.numa < 0) p.numa = n.numa;
+      }
+      if (p.package < 0 && p.numa == n.numa) p.package = n.package;
+    }
+    t.pus.push_back(p);
+  }
+}
+
+void importCaches(hwloc_topology_t h, Topology& t) {
+  for (int d = 0; d < hwloc_topology_get_depth(h); d++) {
+    hwloc_obj_t obj = hwloc_get_obj_by_depth(h, d, 0);
+    if (obj == nullptr || !hwloc_obj_type_is_cache(obj->type)) continue;
+    const char* type = obj->attr->cache.type == HWLOC_OBJ_CACHE_DATA          ? "d"
+                       : obj->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION ? "i"
+                                                                              : "";
+    CacheLevel level;
+    level.level = static_cast<int>(obj->attr->cache.depth);
+    level.type = type;
+    level.bytes = obj->attr->cache.size;
+    level.count = hwloc_get_nbobjs_by_depth(h, d);
+    t.caches.push_back(level);
+  }
+  std::stable_sort(t.caches.begin(), t.caches.end(), [](const CacheLevel& x, const CacheLevel& y) {
+    return x.level != y.level ? x.level < y.level : x.type < y.type;
+  });
+}
+
+// hwloc 2.x files name the matrix NUMALatency; 1.x imports leave it unnamed.
+void importNumaDistances(hwloc_topology_t h, Topology& t) {
+  unsigned nr = 1;
+  hwloc_distances_s* dist = nullptr;
+  if (hwloc_distances_get_by_type(h, HWLOC_OBJ_NUMANODE, &nr, &dist, HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0 ||
+      nr == 0) {
+    return;
+  }
+  std::vector<int> cpus = t.cpuNodes();
+  std::vector<int> pos(dist->nbobjs, -1);  // matrix index -> position in cpus
+  for (unsigned i = 0; i < dist->nbobjs; i++) {
+    for (size_t c = 0; c < cpus.size(); c++) {
+      if (t.nodes[cpus[c]].numa == static_cast<int>(dist->objs[i]->os_index)) pos[i] = static_cast<int>(c);
+    }
+  }
+  t.numaDistances.assign(cpus.size(), std::vector<uint64_t>(cpus.size(), 0));
+  for (unsigned i = 0; i < dist->nbobjs; i++) {
+    for (unsigned j = 0; j < dist->nbobjs; j++) {
+      if (pos[i] >= 0 && pos[j] >= 0) t.numaDistances[pos[i]][pos[j]] = dist->values[i * dist->nbobjs + j];
+    }
+  }
+  hwloc_distances_release(h, dist);
+}
+
+}  // namespace
+
+std::string infoValue(hwloc_obj_t obj, const char* name) {
+  const char* v = hwloc_obj_get_info_by_name(obj, name);
+  return v ? v : "";
+}
+
+void importCpus(hwloc_topology_t h, Topology& t) {
+  importNumaNodes(h, t);
+  importPus(h, t);
+  t.finish();  // CPU node order, used by the distance matrix
+  importCaches(h, t);
+  importNumaDistances(h, t);
+}
+
+}  // namespace loom::topo::detail

@@ -1,0 +1,23 @@
+// hwloc as a source of the graph: the live machine, or an hwloc XML export
+// (lstopo --of xml, formats 1.x and 2.x as hwloc 2.x imports them).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "topology/topology.h"
+
+namespace loom::topo {
+
+// This machine: hwloc for CPUs, memory, caches and the PCI tree, NVML (when
+// libnvidia-ml can be loaded) for NVLink peers hwloc does not report.
+std::unique_ptr<Topology> detectTopology();
+
+// An hwloc XML file. Throws loom::Error naming the file when hwloc cannot
+// import it (wrong format version, not a topology).
+std::unique_ptr<Topology> importHwlocXml(const std::string& path);
+
+// "2.9.0": the hwloc library Loom runs with.
+std::string hwlocRuntimeVersion();
+
+}  // namespace loom::topo

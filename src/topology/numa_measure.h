@@ -1,0 +1,18 @@
+// Micro-measurements with pinned threads, used by --check.
+#pragma once
+
+#include <cstddef>
+
+namespace loom::topo::detail {
+
+// Memory on the NUMA node of `memCpu` (first touch), read from `readerCpu`.
+struct MemoryResult {
+  double bandwidthGBs = 0;
+  double latencyNs = 0;  // dependent loads, random order
+};
+MemoryResult measureMemory(int readerCpu, int memCpu, size_t bytes);
+
+// One-way latency of a cache line bounced between two cores, in ns.
+double measurePingPong(int cpuA, int cpuB, int rounds);
+
+}  // namespace loom::topo::detail

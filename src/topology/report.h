@@ -1,0 +1,39 @@
+// What loom-topo prints: the versions, the tree, the path matrix, the rings
+// for a simulated launch, and JSON / Graphviz renderings of the graph.
+#pragma once
+
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "topology/topology.h"
+#include "topology/versions.h"
+
+namespace loom::topo {
+
+void printVersions(std::ostream& os, const Versions& v);
+void printTree(std::ostream& os, const Topology& t);
+// Like `nvidia-smi topo -m`: GPUs, NICs and NUMA nodes against each other,
+// then the CPUs, NUMA node and nearest NIC of each GPU.
+void printMatrix(std::ostream& os, const Topology& t);
+// The ring Loom builds for `ranks` ranks placed like mpirun --map-by.
+void printRings(std::ostream& os, const Topology& t, int ranks, const std::string& mapBy);
+
+std::string topologyJson(const Topology& t);
+std::string topologyDot(const Topology& t);
+
+// Helpers shared by the renderers. cat() streams its parts: `"x" + string`
+// trips GCC 12's false -Wrestrict (PR 105329) at -O3.
+template <typename... Parts>
+std::string cat(const Parts&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return os.str();
+}
+std::string cpuListString(const std::vector<int>& cpus);  // "0-23,48-71"
+std::string bytesString(uint64_t bytes);                  // "755.0 GiB"
+std::string gbsString(double gbs);                        // "24 GB/s"
+std::vector<int> matrixNodes(const Topology& t);          // GPUs, NICs, then NUMA nodes
+
+}  // namespace loom::topo

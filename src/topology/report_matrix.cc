@@ -1,0 +1,94 @@
+// The path-class matrix (as `nvidia-smi topo -m` prints it) and the rings
+// Loom would build for a simulated launch.
+#include <cstdio>
+
+#include "topology/paths.h"
+#include "topology/placement.h"
+#include "topology/report.h"
+
+namespace loom::topo {
+
+namespace {
+
+std::string label(const Topology& t, int id) {
+  const Node& n = t.nodes[id];
+  return n.kind == NodeKind::kCpu ? cat("NUMA", n.numa) : n.name;
+}
+
+std::string padded(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+void printLegend(std::ostream& os) {
+  os << "\nLegend:\n"
+        "  X   = self\n"
+        "  NVL = NVLink, directly or through the NVSwitch fabric\n"
+        "  NVB = NVLink through an intermediate GPU\n"
+        "  PIX = at most one PCIe switch\n"
+        "  PXB = several PCIe switches, not the host bridge\n"
+        "  PHB = PCIe and the host bridge of one NUMA node\n"
+        "  SYS = across the interconnect between NUMA nodes or sockets\n";
+}
+
+std::string ringString(const std::vector<int>& ring) {
+  std::string s;
+  for (int r : ring) s += cat(s.empty() ? "" : " ", r);
+  return s;
+}
+
+std::string crossingString(const RingCrossings& c) {
+  return cat("crosses hosts ", c.hosts, "x, sockets ", c.packages, "x, NUMA nodes ", c.numas, "x");
+}
+
+}  // namespace
+
+std::vector<int> matrixNodes(const Topology& t) {
+  std::vector<int> ids = t.gpus();
+  for (int n : t.nics()) ids.push_back(n);
+  for (int c : t.cpuNodes()) ids.push_back(c);
+  return ids;
+}
+
+void printMatrix(std::ostream& os, const Topology& t) {
+  std::vector<int> ids = matrixNodes(t);
+  size_t width = 6;
+  for (int id : ids) width = std::max(width, label(t, id).size() + 1);
+  os << padded("", width);
+  for (int id : ids) os << padded(label(t, id), width);
+  os << "\n";
+  for (int a : ids) {
+    os << padded(label(t, a), width);
+    for (int b : ids) os << padded(a == b ? "X" : pathClassName(path(t, a, b).cls), width);
+    os << "\n";
+  }
+  if (!t.gpus().empty()) {
+    os << "\n" << padded("GPU", width) << padded("CPU Affinity", 16) << padded("NUMA", 6) << "Nearest NIC\n";
+    for (int g : t.gpus()) {
+      int cpu = t.rootCpu(g);
+      int nic = nearestNic(t, g);
+      Path p = nic < 0 ? Path{} : path(t, g, nic);
+      std::string near = nic < 0 ? "none" : cat(t.nodes[nic].name, " (", pathClassName(p.cls), ", ", gbsString(p.bandwidthGBs), ")");
+      os << padded(label(t, g), width) << padded(cpu >= 0 ? cpuListString(t.nodes[cpu].cpus) : "?", 16)
+         << padded(cpu >= 0 ? std::to_string(t.nodes[cpu].numa) : "?", 6) << near << "\n";
+    }
+  }
+  printLegend(os);
+}
+
+void printRings(std::ostream& os, const Topology& t, int ranks, const std::string& mapBy) {
+  std::vector<RankPlacement> placed = simulatePlacements(t, ranks, mapBy);
+  os << ranks << " ranks, --map-by " << mapBy << ":\n";
+  for (int r = 0; r < ranks; r++) {
+    const RankPlacement& p = placed[static_cast<size_t>(r)];
+    os << "  rank " << r << ": CPU " << p.firstCpu << ", socket " << p.package << ", NUMA " << p.numa;
+    if (p.nic[0]) os << ", nearest NIC " << p.nic;
+    os << "\n";
+  }
+  std::vector<int> identity;
+  for (int r = 0; r < ranks; r++) identity.push_back(r);
+  std::vector<int> ring = ringOrder(placed);
+  os << "  rank order: " << ringString(identity) << "  (" << crossingString(countCrossings(placed, identity)) << ")\n";
+  os << "  Loom ring:  " << ringString(ring) << "  (" << crossingString(countCrossings(placed, ring)) << ")\n";
+}
+
+}  // namespace loom::topo

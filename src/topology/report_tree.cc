@@ -1,0 +1,147 @@
+// The machine as an indented tree: packages, NUMA nodes with their CPUs and
+// memory, and below each NUMA node the PCI switches, GPUs and NICs.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "topology/paths.h"
+#include "topology/pci.h"
+#include "topology/report.h"
+
+namespace loom::topo {
+
+namespace {
+
+std::string pciLink(const Node& n) {
+  std::string s;
+  if (!n.pci.linkSpeed.empty()) s += cat("PCIe ", n.pci.linkSpeed);
+  if (n.pci.linkWidth > 0) s += cat(" x", n.pci.linkWidth);
+  double bw = pciUsableGBs(n.pci.linkSpeed, n.pci.linkWidth);
+  if (bw > 0) s += cat(" (", gbsString(bw), ")");
+  return s.empty() ? "link unknown" : s;
+}
+
+std::string nvlinkSummary(const Topology& t, const Node& n) {
+  int lanes = 0, peers = 0;
+  double bw = 0;
+  for (const Link* l : t.linksOf(n.id)) {
+    if (l->kind != LinkKind::kNvLink) continue;
+    lanes += l->count;
+    peers++;
+    bw += l->bandwidthGBs;
+  }
+  if (peers == 0) return "";
+  return cat(", NVLink ", lanes, " lanes to ", peers, " peers (", gbsString(bw), ")");
+}
+
+std::string describe(const Topology& t, const Node& n) {
+  std::string s = n.kind == NodeKind::kPciSwitch ? cat("PCI switch ", n.pci.busId) : cat(nodeKindName(n.kind), " ", n.name);
+  if (n.kind != NodeKind::kPciSwitch && !n.pci.busId.empty()) s += cat(" [", n.pci.busId, "]");
+  if (!n.model.empty()) s += cat(" ", n.model);
+  if (n.kind == NodeKind::kNic) {
+    std::string ports;
+    for (const NetPort& p : n.nets) {
+      if (p.name != n.name) ports += cat(ports.empty() ? "" : ",", p.name);
+    }
+    if (!ports.empty()) s += cat(" (", ports, ")");
+    if (n.rdma) s += " RDMA";
+  }
+  if (!n.pci.busId.empty() && !n.implicit) s += cat(", ", pciLink(n));
+  return s + nvlinkSummary(t, n);
+}
+
+void printDevice(std::ostream& os, const Topology& t, int id, int depth) {
+  const Node& n = t.nodes[id];
+  if (n.kind == NodeKind::kPciDevice && n.children.empty()) {
+    os << std::string(2 * depth, ' ') << "PCI device " << n.pci.busId << "\n";
+    return;
+  }
+  os << std::string(2 * depth, ' ') << describe(t, n) << "\n";
+  for (int c : n.children) printDevice(os, t, c, depth + 1);
+}
+
+}  // namespace
+
+std::string cpuListString(const std::vector<int>& cpus) {
+  std::vector<int> sorted(cpus);
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) j++;
+    if (!out.empty()) out += ",";
+    out += std::to_string(sorted[i]);
+    if (j > i) out += cat("-", sorted[j]);
+    i = j + 1;
+  }
+  return out.empty() ? "unknown" : out;
+}
+
+std::string bytesString(uint64_t bytes) {
+  char buf[32];
+  double gib = bytes / (1024.0 * 1024 * 1024), mib = bytes / (1024.0 * 1024);
+  if (gib >= 1) {
+    std::snprintf(buf, sizeof(buf), "%.1f GiB", gib);
+  } else if (mib >= 1) {
+    std::snprintf(buf, sizeof(buf), "%.0f MiB", mib);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.0f KiB", bytes / 1024.0);
+  }
+  return buf;
+}
+
+std::string gbsString(double gbs) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), gbs == static_cast<int>(gbs) ? "%.0f GB/s" : "%.1f GB/s", gbs);
+  return buf;
+}
+
+void printTree(std::ostream& os, const Topology& t) {
+  std::set<int> cores;
+  for (const Pu& pu : t.pus) cores.insert(pu.package * 1000000 + pu.core);
+  uint64_t memory = 0;
+  for (int c : t.cpuNodes()) memory += t.nodes[c].memoryBytes;
+  os << "Machine " << (t.hostname.empty() ? "?" : t.hostname) << " (" << t.source << "): " << t.packageCount()
+     << " sockets, " << t.cpuNodes().size() << " NUMA nodes, " << cores.size() << " cores, " << t.pus.size() << " PUs"
+     << (memory ? cat(", ", bytesString(memory)) : "") << ", " << t.gpus().size() << " GPUs, " << t.nics().size()
+     << " NICs, " << t.nvSwitches().size() << " NVSwitches\n";
+  if (!t.caches.empty()) {
+    os << "  caches:";
+    for (const CacheLevel& c : t.caches) os << " L" << c.level << c.type << " " << bytesString(c.bytes) << " x" << c.count << ";";
+    os << "\n";
+  }
+  std::set<int> packages;
+  for (int c : t.cpuNodes()) packages.insert(t.nodes[c].package);
+  for (int p : packages) {
+    os << "  Package " << p << "\n";
+    for (int c : t.cpuNodes()) {
+      const Node& cpu = t.nodes[c];
+      if (cpu.package != p) continue;
+      os << "    NUMA " << cpu.numa << ": CPUs " << cpuListString(cpu.cpus);
+      if (cpu.memoryBytes) os << ", " << bytesString(cpu.memoryBytes);
+      if (!cpu.vendor.empty()) os << ", " << cpu.vendor;
+      os << "\n";
+      for (int child : cpu.children) printDevice(os, t, child, 3);
+    }
+  }
+  std::vector<int> fabric;
+  for (int s : t.nvSwitches()) {
+    if (t.nodes[s].implicit) fabric.push_back(s);
+  }
+  if (!fabric.empty()) {
+    os << "  NVSwitch fabric (NVLink only, not in the PCI tree):";
+    for (int s : fabric) os << " " << t.nodes[s].pci.busId;
+    os << "\n";
+  }
+}
+
+void printVersions(std::ostream& os, const Versions& v) {
+  for (const auto& [name, value] : v.items) {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "  %-17s", (name + ":").c_str());
+    os << buf << value << "\n";
+  }
+  for (const IbDevice& d : v.ibDevices) os << "    " << d.name << " firmware " << d.firmware << "\n";
+}
+
+}  // namespace loom::topo

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# loom-topo on real fixtures and on this machine: the key lines a person reads.
+#
+# Usage: loom_topo_test.sh /path/to/loom-topo /path/to/tests/data/topologies
+set -euo pipefail
+
+if [[ $# -ne 2 || ! -x $1 || ! -d $2 ]]; then
+  echo "usage: $0 /path/to/loom-topo /path/to/topologies" >&2
+  exit 2
+fi
+TOPO=$1
+DATA=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  [[ -f $WORK/out ]] && sed 's/^/  | /' "$WORK/out" >&2
+  exit 1
+}
+pass() { echo "PASS: $*"; }
+expect_line() {  # regex that some line of $WORK/out must match
+  grep -Eq -- "$1" "$WORK/out" || fail "no line matches /$1/"
+}
+
+# Pascal: two P100 and the ConnectX-5 behind one PCIe switch.
+timeout 20 "$TOPO" --no-versions --topo-file "$DATA/llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml" \
+  --ranks 4 --map-by socket >"$WORK/out" 2>&1 || fail "pascal exited $?"
+expect_line '^Machine pascal4 .*: 2 sockets, 2 NUMA nodes, 36 cores, 72 PUs, .*2 GPUs, 3 NICs'
+expect_line '^    NUMA 0: CPUs 0-17,36-53'
+expect_line '^      PCI switch 0000:02:00.0'
+expect_line '^        GPU GPU0 \[0000:04:00.0\] Tesla P100-PCIE-16GB, PCIe 8 GT/s x16 \(12 GB/s\)'
+expect_line '^        NIC mlx5_0 \[0000:08:00.0\] \(hsi0\) RDMA'
+expect_line '^GPU0 +X +PIX +PIX +PHB +PHB +PHB +SYS'
+expect_line '^GPU0 +0-17,36-53 +0 +mlx5_0 \(PIX, 12 GB/s\)'
+expect_line '^  rank order: 0 1 2 3 .*sockets 4x'
+expect_line '^  Loom ring:  0 2 1 3 .*sockets 2x'
+pass "tree, matrix and rings of the Pascal node"
+
+# DGX-2: every GPU pair NVL through the NVSwitch fabric.
+timeout 20 "$TOPO" --no-versions --topo-file "$DATA/nvidia-dgx2-16xV100-nvswitch.hwloc.xml" >"$WORK/out" 2>&1 ||
+  fail "dgx2 exited $?"
+expect_line '16 GPUs, 0 NICs, 12 NVSwitches'
+expect_line '^GPU0 +X( +NVL){15} +PHB +SYS'
+pass "DGX-2 NVSwitch fabric"
+
+# --xml, reloaded, prints the same; --json and --dot are well-formed enough.
+timeout 20 "$TOPO" --xml --topo-file "$DATA/hgx-a100-8gpu-nvswitch-cx6.nccl-topo.xml" >"$WORK/a.xml"
+timeout 20 "$TOPO" --xml --topo-file "$WORK/a.xml" >"$WORK/b.xml"
+cmp -s "$WORK/a.xml" "$WORK/b.xml" || fail "--xml round trip differs"
+grep -q '<nvlink target="0000:c0:00.0" count="2" tclass="0x068000"/>' "$WORK/a.xml" || fail "nvlink lost in --xml"
+timeout 20 "$TOPO" --json --topo-file "$DATA/hgx-a100-8gpu-nvswitch-cx6.nccl-topo.xml" >"$WORK/out"
+expect_line '"gpus": 8,'
+if command -v python3 >/dev/null; then
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/out" || fail "--json is not JSON"
+fi
+timeout 20 "$TOPO" --dot --topo-file "$DATA/hgx-a100-8gpu-nvswitch-cx6.nccl-topo.xml" >"$WORK/out"
+expect_line '^graph loom_topology \{'
+expect_line 'color=green, penwidth=2, label="NV2"'
+pass "--xml round trip, --json, --dot"
+
+# A bad file: exit 1 and file:line on stderr.
+printf '<system version="1">\n  <cpu numaid="0">\n    <pci busid="zz"/>\n  </cpu>\n</system>\n' >"$WORK/bad.xml"
+if timeout 20 "$TOPO" --topo-file "$WORK/bad.xml" >"$WORK/out" 2>&1; then fail "bad file accepted"; fi
+expect_line "bad.xml:3: <pci> has bus id 'zz' which is not a PCI address"
+pass "bad file rejected with file and line"
+
+# This machine (CPU-only, maybe a container): versions, tree, and a short --check.
+timeout 60 "$TOPO" --ranks 4 --map-by core >"$WORK/out" 2>&1 || fail "this machine exited $?"
+expect_line '^  Loom: +[0-9]+\.[0-9]+\.[0-9]+'
+expect_line '^  hwloc: +[0-9]+\.[0-9]+'
+expect_line '^  glibc: +[0-9]'
+expect_line '^Machine .*\(hwloc detection\)'
+expect_line '^  Loom ring: '
+pass "this machine"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The communicator orders its ring by where ranks run. With a topology file
+# that puts CPUs 0 and 1 on two sockets and ranks bound round robin to them
+# (rank order alternates sockets), the ring must group ranks by socket
+# (0 2 1 3: two socket crossings instead of four) and results stay exact.
+# Usage: ring_placement_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+source=$2
+fixture=$source/tests/data/topologies/synthetic-2socket-2cpu.nccl-topo.xml
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+fail() { echo "FAIL: $*"; echo "--- output:"; cat "$out"; exit 1; }
+
+if ! taskset -c 0,1 true 2>/dev/null; then
+  echo "SKIP: this process may not run on CPUs 0 and 1"
+  exit 77
+fi
+run() {
+  timeout -s KILL 120 "$build/tools/loomrun" -n 4 -- sh -c \
+    "exec taskset -c \$((RANK % 2)) $build/perf/all_reduce_perf -b 8 -e 1M -f 32 -c 1 -w 1 -n 2" > "$out" 2>&1
+}
+
+LOOM_TOPO_FILE=$fixture LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT run || fail "run with the two-socket file failed"
+grep -q 'LOOM INFO INIT ring 0 2 1 3 crosses 2 socket' "$out" || fail "the ring did not group ranks by socket"
+grep -q 'rank 1 runs on socket 1, NUMA node 1: other socket than rank 0' "$out" || fail "rank 0 did not see rank 1 on socket 1"
+grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact with the reordered ring"
+echo "ok: two-socket file: ring 0 2 1 3, exact results"
+
+LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT run || fail "run with detection failed"
+ring=$(grep -o 'LOOM INFO INIT ring [0-9 ]*' "$out" | head -n 1)
+[ -n "$ring" ] || fail "no ring line at LOOM_DEBUG=INFO"
+echo "ok: detected topology: ${ring#LOOM INFO INIT }"
+
+# A broken file stops init with the file and line.
+bad=$(mktemp --suffix=.xml)
+printf '<system version="1">\n  <cpu numaid="0" affinity="zz"/>\n</system>\n' > "$bad"
+set +e
+LOOM_TOPO_FILE=$bad timeout -s KILL 60 "$build/tools/loomrun" -n 2 "$build/perf/all_reduce_perf" -b 8 -e 8 > "$out" 2>&1
+status=$?
+set -e
+rm -f "$bad"
+[ $status -ne 0 ] || fail "a malformed LOOM_TOPO_FILE was accepted"
+grep -q "$(basename "$bad"):2" "$out" || fail "the error does not name the file and line"
+echo "ok: a malformed LOOM_TOPO_FILE is refused with file:line"

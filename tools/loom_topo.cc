@@ -1,0 +1,136 @@
+// loom-topo: shows the machine Loom sees, so a misread machine is visible,
+// checkable (--check) and correctable (--xml, edit, LOOM_TOPO_FILE).
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "core/error.h"
+#include "topology/nccl_xml.h"
+#include "topology/numa_check.h"
+#include "topology/placement.h"
+#include "topology/report.h"
+#include "topology/topology_file.h"
+#include "topology/versions.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: loom-topo [--topo-file FILE] [--xml | --json | --dot] [--ranks N] [--map-by core|socket|numa]\n"
+    "                 [--check] [--no-versions]\n"
+    "\n"
+    "Prints the versions around Loom, the machine as a tree, the path classes between GPUs, NICs and\n"
+    "NUMA nodes (like `nvidia-smi topo -m`), and the ring Loom builds for N ranks placed like mpirun's\n"
+    "--map-by (default: one rank per core up to 8, --map-by socket).\n"
+    "\n"
+    "  --topo-file FILE  show FILE (NCCL topology XML or hwloc XML) as it is, instead of this machine;\n"
+    "                    without it, LOOM_TOPO_FILE is loaded as Loom loads it (detection fills the gaps)\n"
+    "  --xml             print the topology as NCCL XML (what LOOM_TOPO_DUMP_FILE writes)\n"
+    "  --json            print the topology, its links and path matrix as JSON\n"
+    "  --dot             print the graph for Graphviz: loom-topo --dot | dot -Tpng > machine.png\n"
+    "  --ranks N         ranks to place for the ring\n"
+    "  --map-by POLICY   core, socket or numa, as mpirun (default socket)\n"
+    "  --check           measure memory bandwidth and latency between NUMA nodes and cores with pinned\n"
+    "                    threads, and flag where they disagree with the detected classes by over 30%\n"
+    "  --no-versions     skip the versions section\n";
+
+struct Options {
+  std::string topoFile;
+  std::string format = "text";  // text, xml, json, dot
+  int ranks = 0;
+  std::string mapBy = "socket";
+  bool check = false;
+  bool versions = true;
+};
+
+[[noreturn]] void usageError(const std::string& message) {
+  std::cerr << "loom-topo: " << message << "\n" << kUsage;
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usageError(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--topo-file") {
+      o.topoFile = value();
+    } else if (a == "--xml" || a == "--json" || a == "--dot") {
+      o.format = a.substr(2);
+    } else if (a == "--ranks") {
+      std::string v = value();
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (*end != '\0' || n < 1 || n > 65536) usageError("--ranks " + v + " is not a number of ranks (1 to 65536)");
+      o.ranks = static_cast<int>(n);
+    } else if (a == "--map-by") {
+      o.mapBy = value();
+      if (o.mapBy != "core" && o.mapBy != "socket" && o.mapBy != "numa") {
+        usageError("--map-by " + o.mapBy + " is not one of core, socket, numa");
+      }
+    } else if (a == "--check") {
+      o.check = true;
+    } else if (a == "--no-versions") {
+      o.versions = false;
+    } else {
+      usageError("unknown option " + a);
+    }
+  }
+  return o;
+}
+
+std::unique_ptr<loom::topo::Topology> load(const Options& o) {
+  if (!o.topoFile.empty()) return loom::topo::readTopologyFile(o.topoFile, nullptr);
+  const char* env = std::getenv("LOOM_TOPO_FILE");
+  return loom::topo::loadTopology(env ? env : "", "");
+}
+
+int defaultRanks(const loom::topo::Topology& t) {
+  return std::max(2, std::min(8, static_cast<int>(t.pus.size())));
+}
+
+void printText(const Options& o, const loom::topo::Topology& t) {
+  if (o.versions) {
+    std::cout << "== Versions\n";
+    loom::topo::printVersions(std::cout, loom::topo::collectVersions());
+    std::cout << "\n";
+  }
+  std::cout << "== Topology\n";
+  loom::topo::printTree(std::cout, t);
+  std::cout << "\n== Paths\n";
+  loom::topo::printMatrix(std::cout, t);
+  std::cout << "\n== Rings\n";
+  loom::topo::printRings(std::cout, t, o.ranks > 0 ? o.ranks : defaultRanks(t), o.mapBy);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  try {
+    auto t = load(o);
+    if (o.format == "xml") {
+      std::cout << loom::topo::ncclXml(*t);
+    } else if (o.format == "json") {
+      std::cout << loom::topo::topologyJson(*t);
+    } else if (o.format == "dot") {
+      std::cout << loom::topo::topologyDot(*t);
+    } else {
+      printText(o, *t);
+    }
+    if (o.check) {
+      std::cout << (o.format == "text" ? "\n== Check\n" : "");
+      loom::topo::runNumaCheck(*t, o.format == "text" ? std::cout : std::cerr);
+    }
+  } catch (const loom::Error& e) {
+    std::cerr << "loom-topo: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
