@@ -1,6 +1,6 @@
 // loomrun: the local launcher for Loom programs.
 //
-//   loomrun -n N [--tag-output] [--timeout SECONDS] [--] CMD ARGS...
+//   loomrun -n N [--tag-output] [--timeout SECONDS] [--bind-to core|none] [--] CMD ARGS...
 //
 // Starts N ranks of CMD on this machine with the environment variables that
 // torchrun sets (so the same program runs under either launcher) plus a fresh
@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -56,7 +57,7 @@ constexpr std::size_t kMaxBufferedLine = std::size_t{1} << 20;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char kUsage[] =
-    "Usage: loomrun -n N [--tag-output] [--timeout SECONDS] [--] CMD [ARGS...]\n"
+    "Usage: loomrun -n N [--tag-output] [--timeout SECONDS] [--bind-to core|none] [--] CMD [ARGS...]\n"
     "\n"
     "Start N local ranks of CMD and supervise them as one job. Each rank gets\n"
     "torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
@@ -68,6 +69,9 @@ constexpr const char kUsage[] =
     "  -n, -np, --np N     number of ranks to start, 1 to 1024\n"
     "  --tag-output        prefix every line the ranks print with \"[RANK] \"\n"
     "  --timeout SECONDS   stop all ranks and exit 124 after SECONDS\n"
+    "  --bind-to core|none core: pin rank i to the i-th CPU loomrun may use (round\n"
+    "                      robin), as mpirun --bind-to core; Loom orders its ring by\n"
+    "                      where ranks are bound. Default none.\n"
     "  -h, --help          print this help and exit\n"
     "  --                  end of options; the next word is CMD\n"
     "\n"
@@ -154,6 +158,7 @@ bool exited_cleanly(int wait_status) {
 struct Options {
   int ranks = 0;
   bool tag_output = false;
+  bool bind_to_core = false;
   std::optional<double> timeout_seconds;
   std::string timeout_text;  // as the user wrote it, for the timeout message
   std::vector<std::string> command;
@@ -225,6 +230,10 @@ Options parse_command_line(int argc, char** argv) {
     } else if (name == "-n" || name == "-np" || name == "--np") {
       options.ranks = parse_rank_count(take_value(name, inline_value, "the number of ranks"));
       have_rank_count = true;
+    } else if (name == "--bind-to") {
+      const std::string policy = take_value(name, inline_value, "core or none");
+      if (policy != "core" && policy != "none") throw UsageError{"--bind-to takes core or none, not '" + policy + "'"};
+      options.bind_to_core = policy == "core";
     } else if (name == "--timeout") {
       options.timeout_text = take_value(name, inline_value, "a number of seconds");
       options.timeout_seconds = parse_timeout(options.timeout_text);
@@ -411,6 +420,7 @@ struct ChildSetup {
   int stderr_fd;
   sigset_t signal_mask;
   rlimit file_limit;
+  int bind_cpu;  // -1: leave the CPU binding alone
 };
 
 [[noreturn]] void become_rank(const ChildSetup& setup) {
@@ -429,6 +439,12 @@ struct ChildSetup {
   ::signal(SIGPIPE, SIG_DFL);
   ::setrlimit(RLIMIT_NOFILE, &setup.file_limit);
   ::sigprocmask(SIG_SETMASK, &setup.signal_mask, nullptr);
+  if (setup.bind_cpu >= 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(setup.bind_cpu, &one);
+    ::sched_setaffinity(0, sizeof(one), &one);
+  }
 
   environ = const_cast<char**>(setup.envp);
   ::execvp(setup.argv[0], setup.argv);
@@ -531,8 +547,8 @@ class Job {
       rank.index = index;
       std::vector<std::string> environment = rank_environment(job, index);
       std::vector<char*> envp = as_exec_array(environment);
-      ChildSetup setup{argv.data(), envp.data(), options_.command[0].c_str(), index,     ::getpid(),
-                       -1,          -1,          original_signal_mask_,       file_limit};
+      ChildSetup setup{argv.data(), envp.data(), options_.command[0].c_str(), index,      ::getpid(),
+                       -1,          -1,          original_signal_mask_,       file_limit, cpuForRank(index)};
       try {
         start_rank(rank, setup);
       } catch (const LaunchError& error) {
@@ -542,6 +558,18 @@ class Job {
         return;
       }
     }
+  }
+
+  // --bind-to core: the rank-th CPU of those loomrun may use, round robin.
+  int cpuForRank(int rank) const {
+    if (!options_.bind_to_core) return -1;
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
+    std::vector<int> cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+    return cpus.empty() ? -1 : cpus[rank % cpus.size()];
   }
 
   void start_rank(Rank& rank, ChildSetup& setup) {

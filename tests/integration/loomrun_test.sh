@@ -193,4 +193,17 @@ for r in 0 1; do
 done
 pass "SIGTERM forwarding"
 
+# --bind-to core: rank i runs on the i-th usable CPU, round robin.
+cpus=($(taskset -pc $$ | sed 's/.*: //' | tr ',' '\n' | while IFS=- read -r lo hi; do seq "$lo" "${hi:-$lo}"; done))
+"$LOOMRUN" -n 3 --bind-to core -- sh -c 'echo "$RANK $(taskset -pc $$ | sed "s/.*: //")"' >"$WORK/stdout" 2>"$WORK/stderr" \
+  || fail "--bind-to core: loomrun failed"
+for r in 0 1 2; do
+  expected=${cpus[$((r % ${#cpus[@]}))]}
+  grep -qx "$r $expected" "$WORK/stdout" || fail "--bind-to core: rank $r is not bound to CPU $expected: $(cat "$WORK/stdout")"
+done
+STATUS=0
+"$LOOMRUN" -n 2 --bind-to socket true >"$WORK/stdout" 2>"$WORK/stderr" || STATUS=$?
+expect_status 2 "--bind-to socket"
+pass "--bind-to core"
+
 echo "All loomrun tests passed."
