@@ -100,7 +100,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
                                                         : Tuning::Force::kAuto;
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
   spinIterations_ = chooseSpinIterations(config, nranks);
-  yieldIterations_ = config.yieldIterations;
+  yieldMicros_ = config.yieldMicros;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
   connectPeers(*rendezvous_);
   orderRing(*rendezvous_);
@@ -191,7 +191,7 @@ void Communicator::execute(const OpInfo& info, const Body& body, Request& reques
   wait.timeoutMs = config_.timeoutMs;
   wait.aborted = &aborted_;
   wait.spinIterations = spinIterations_;
-  wait.yieldIterations = yieldIterations_;
+  wait.yieldMicros = yieldMicros_;
   wait.rank = team_.rank;
   wait.operation = info.name;
   wait.sequence = info.sequence;

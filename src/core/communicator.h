@@ -61,7 +61,7 @@ class Communicator {
   CommConfig config_;
   Team team_;
   int spinIterations_;
-  int yieldIterations_;
+  int64_t yieldMicros_;
   std::unique_ptr<bootstrap::RendezvousClient> rendezvous_;
   std::unique_ptr<Transport> transport_;
   std::atomic<bool> aborted_{false};

@@ -108,7 +108,7 @@ CommConfig readCommConfig(const loomConfig_t* user) {
   config.topoDumpFile = env("LOOM_TOPO_DUMP_FILE").value_or("");
   if (auto limit = env("LOOM_ALLPAIRS_MAX_BYTES"))
     config.allPairsMaxBytes = parseInteger(*limit, "LOOM_ALLPAIRS_MAX_BYTES", 0, 64 << 20);
-  if (auto yields = env("LOOM_YIELD")) config.yieldIterations = parseInteger(*yields, "LOOM_YIELD", 0, 1 << 20);
+  if (auto yields = env("LOOM_YIELD_US")) config.yieldMicros = parseInteger(*yields, "LOOM_YIELD_US", 0, 10000000);
   if (auto spin = env("LOOM_SPIN")) config.spinIterations = parseInteger(*spin, "LOOM_SPIN", 0, 1 << 30);
 
   if (user != nullptr) {

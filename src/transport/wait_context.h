@@ -15,7 +15,7 @@ struct WaitContext {
   int64_t timeoutMs = 0;  // longest a single wait may make no progress
   const std::atomic<bool>* aborted = nullptr;
   int spinIterations = 1000;  // busy polls before yielding
-  int yieldIterations = 0;    // sched_yield()s before sleeping on the futex
+  int64_t yieldMicros = 0;    // how long to keep yielding before sleeping on the futex
   int rank = -1;
   const char* operation = "";  // "AllReduce", ...
   uint64_t sequence = 0;       // the operation's number on this communicator

@@ -57,10 +57,13 @@ uint32_t waitForChange(FutexCounter& counter, uint32_t seen, const WaitContext& 
   // Yielding hands the core to the rank we wait for when ranks outnumber
   // cores, and costs the poster nothing: it only pays for a futex wake when
   // the waiter really sleeps.
-  for (int i = 0; i < ctx.yieldIterations; ++i) {
-    sched_yield();
-    uint32_t now = counter.value.load(std::memory_order_acquire);
-    if (now != seen) return now;
+  if (ctx.yieldMicros > 0) {
+    const auto yieldUntil = Deadline::Clock::now() + std::chrono::microseconds(ctx.yieldMicros);
+    do {
+      sched_yield();
+      uint32_t now = counter.value.load(std::memory_order_acquire);
+      if (now != seen) return now;
+    } while (Deadline::Clock::now() < yieldUntil);
   }
   Deadline deadline = Deadline::afterMs(ctx.timeoutMs);
   for (;;) {
