@@ -11,7 +11,7 @@ ProgressEngine::~ProgressEngine() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  changed_.notify_all();
+  workToDo_.notify_all();
   worker_.join();
 }
 
@@ -20,7 +20,7 @@ void ProgressEngine::post(Task task) {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(std::move(task));
   }
-  changed_.notify_all();
+  workToDo_.notify_one();
 }
 
 bool ProgressEngine::runInlineIfIdle(const Task& task) {
@@ -30,24 +30,29 @@ bool ProgressEngine::runInlineIfIdle(const Task& task) {
     busy_ = true;
   }
   task();
+  bool queued = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     busy_ = false;
+    queued = !queue_.empty();
   }
-  changed_.notify_all();
+  // Wake the worker only if a task arrived meanwhile: an unconditional wake
+  // costs the idle worker a context switch per blocking call.
+  if (queued) workToDo_.notify_one();
+  idle_.notify_all();
   return true;
 }
 
 void ProgressEngine::drain() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [this] { return queue_.empty() && !busy_; });
+  idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
 void ProgressEngine::workerLoop() {
   pthread_setname_np(pthread_self(), "loom-progress");
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] { return (!queue_.empty() && !busy_) || (stopping_ && queue_.empty() && !busy_); });
+    workToDo_.wait(lock, [this] { return (!queue_.empty() && !busy_) || (stopping_ && queue_.empty() && !busy_); });
     if (queue_.empty()) return;  // stopping, and nothing left to run
     Task task = std::move(queue_.front());
     queue_.pop_front();
@@ -56,7 +61,7 @@ void ProgressEngine::workerLoop() {
     task();
     lock.lock();
     busy_ = false;
-    changed_.notify_all();
+    idle_.notify_all();
   }
 }
 

@@ -34,7 +34,8 @@ class ProgressEngine {
   void workerLoop();
 
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable workToDo_;  // the worker waits here for tasks
+  std::condition_variable idle_;      // drain() waits here for an empty, idle engine
   std::deque<Task> queue_;
   bool busy_ = false;  // a task is running, on the worker or inline
   bool stopping_ = false;
