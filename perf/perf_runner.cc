@@ -203,7 +203,12 @@ class PerfRun {
     }
     std::vector<loomRequest_t> requests(iterations, nullptr);
     for (int i = 0; i < iterations; ++i) must(spec_.call(args, count, &requests[i]), spec_.name);
-    for (loomRequest_t request : requests) {
+    // Newest first: operations complete in issue order, so once the last is
+    // done the others are too and their waits return at once. Waiting
+    // oldest first would wake this thread once per operation, stealing the
+    // core from ranks still working when ranks outnumber cores.
+    for (auto it = requests.rbegin(); it != requests.rend(); ++it) {
+      loomRequest_t request = *it;
       if (request == nullptr) continue;  // nothing was posted (SendRecv on one rank)
       loomResult_t rc = loomWait(request, -1);
       if (rc != loomSuccess) {
