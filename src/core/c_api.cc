@@ -98,14 +98,13 @@ loomResult_t onComm(const char* api, loomComm_t handle, Body&& body) {
 
 loomResult_t launch(Communicator& comm, const char* name, Communicator::Kind kind, Communicator::Body body,
                     loomRequest_t* request) {
-  const bool blocking = request == nullptr;
-  std::shared_ptr<Request> pending = comm.submit(name, kind, std::move(body), blocking);
-  if (!blocking) {
-    *request = new loomRequest{std::move(pending)};
+  if (request != nullptr) {
+    *request = new loomRequest{comm.submit(name, kind, std::move(body))};
     return loomSuccess;
   }
-  loomResult_t result = pending->waitUntilDone();
-  if (result != loomSuccess) threadLastError = pending->error();
+  std::string error;
+  loomResult_t result = comm.run(name, kind, body, &error);
+  if (result != loomSuccess) threadLastError = error;
   return result;
 }
 

@@ -173,17 +173,38 @@ Communicator::~Communicator() {
   engine_.drain();
 }
 
-std::shared_ptr<Request> Communicator::submit(const char* name, Kind kind, Body body, bool blocking) {
-  auto request = std::make_shared<Request>(config_.timeoutMs);
-  OpInfo info{name, kind, 0, 0};
-  std::lock_guard<std::mutex> lock(submitMutex_);  // held while queuing, so order = sequence order
-  info.sequence = ++operations_;
+Communicator::OpInfo Communicator::nextOperation(const char* name, Kind kind) {
+  OpInfo info{name, kind, ++operations_, 0};
   if (kind == Kind::kCollective) info.collective = ++collectives_;
-  LOOM_TRACE("COLL", team_.rank, name << " #" << info.sequence << (blocking ? " (blocking)" : " (async)"));
-  auto task = [this, info, body = std::move(body), request] { execute(info, body, *request); };
-  if (blocking && engine_.runInlineIfIdle(task)) return request;
-  engine_.post(std::move(task));
+  LOOM_TRACE("COLL", team_.rank, name << " #" << info.sequence);
+  return info;
+}
+
+std::shared_ptr<Request> Communicator::submit(const char* name, Kind kind, Body body) {
+  auto request = std::make_shared<Request>(config_.timeoutMs);
+  std::lock_guard<std::mutex> lock(submitMutex_);  // held while queuing, so order = sequence order
+  OpInfo info = nextOperation(name, kind);
+  engine_.post([this, info, body = std::move(body), request] { execute(info, body, *request); });
   return request;
+}
+
+loomResult_t Communicator::run(const char* name, Kind kind, const Body& body, std::string* error) {
+  std::shared_ptr<Request> queued;
+  {
+    std::lock_guard<std::mutex> lock(submitMutex_);  // held while running inline: issue order holds
+    OpInfo info = nextOperation(name, kind);
+    Request inlineRequest(config_.timeoutMs);
+    if (engine_.runInlineIfIdle([&] { execute(info, body, inlineRequest); })) {
+      loomResult_t result = inlineRequest.wait(0);
+      if (result != loomSuccess) *error = inlineRequest.error();
+      return result;
+    }
+    queued = std::make_shared<Request>(config_.timeoutMs);
+    engine_.post([this, info, body, queued] { execute(info, body, *queued); });
+  }
+  loomResult_t result = queued->waitUntilDone();
+  if (result != loomSuccess) *error = queued->error();
+  return result;
 }
 
 void Communicator::execute(const OpInfo& info, const Body& body, Request& request) {

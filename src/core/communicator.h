@@ -34,7 +34,11 @@ class Communicator {
   using Body = std::function<void(const Team&, const WaitContext&)>;
   // Queues the operation behind every earlier one. A blocking call on an
   // idle communicator runs it on the calling thread before returning.
-  std::shared_ptr<Request> submit(const char* name, Kind kind, Body body, bool blocking);
+  std::shared_ptr<Request> submit(const char* name, Kind kind, Body body);
+  // Runs the operation and returns its result (the sentence in *error). On
+  // an idle communicator it runs on this thread with no allocation beyond
+  // the body; otherwise it queues behind the pending operations and waits.
+  loomResult_t run(const char* name, Kind kind, const Body& body, std::string* error);
 
   // As ncclCommSplit; null for LOOM_SPLIT_NOCOLOR. Collective over this one.
   std::unique_ptr<Communicator> split(int color, int key, const CommConfig& config);
@@ -54,6 +58,7 @@ class Communicator {
     uint64_t collective;  // collectives only: the arrival board's number
   };
   void execute(const OpInfo& info, const Body& body, Request& request);
+  OpInfo nextOperation(const char* name, Kind kind);  // call with submitMutex_ held
   std::string arrivalReport(uint64_t collective) const;
   void connectPeers(bootstrap::RendezvousClient& rendezvous);
   void orderRing(bootstrap::RendezvousClient& rendezvous);

@@ -23,13 +23,14 @@ void ProgressEngine::post(Task task) {
   workToDo_.notify_one();
 }
 
-bool ProgressEngine::runInlineIfIdle(const Task& task) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (busy_ || !queue_.empty()) return false;
-    busy_ = true;
-  }
-  task();
+bool ProgressEngine::claimIfIdle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (busy_ || !queue_.empty()) return false;
+  busy_ = true;
+  return true;
+}
+
+void ProgressEngine::releaseClaim() {
   bool queued = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -40,7 +41,6 @@ bool ProgressEngine::runInlineIfIdle(const Task& task) {
   // costs the idle worker a context switch per blocking call.
   if (queued) workToDo_.notify_one();
   idle_.notify_all();
-  return true;
 }
 
 void ProgressEngine::drain() {

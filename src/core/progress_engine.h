@@ -25,13 +25,22 @@ class ProgressEngine {
   // Queues task behind everything posted before it.
   void post(Task task);
   // Runs task now on this thread if nothing is queued or running (returns
-  // true); otherwise does nothing and returns false.
-  bool runInlineIfIdle(const Task& task);
+  // true); otherwise does nothing and returns false. A template, so the
+  // blocking fast path wraps nothing in a std::function.
+  template <typename F>
+  bool runInlineIfIdle(F&& task) {
+    if (!claimIfIdle()) return false;
+    task();
+    releaseClaim();
+    return true;
+  }
   // Waits until every posted task has run.
   void drain();
 
  private:
   void workerLoop();
+  bool claimIfIdle();
+  void releaseClaim();
 
   std::mutex mutex_;
   std::condition_variable workToDo_;  // the worker waits here for tasks

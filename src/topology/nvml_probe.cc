@@ -10,8 +10,8 @@ namespace loom::topo {
 
 namespace {
 
-// The few NVML declarations Loom needs, copied from nvml.h so the build needs
-// no CUDA toolkit; these layouts are part of NVML's stable ABI.
+// The few NVML declarations Loom needs, declared to match nvml.h (NVML keeps
+// this ABI stable), so that building Loom needs no CUDA toolkit.
 using nvmlDevice_t = void*;
 using nvmlReturn_t = int;
 struct nvmlPciInfo_t {
