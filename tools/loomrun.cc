@@ -85,7 +85,7 @@ constexpr const char kUsage[] =
 
 // Writes everything or gives up silently: if our own stdout/stderr is gone
 // there is nowhere left to report the problem.
-void write_all(int fd, std::string_view data) {
+void writeAll(int fd, std::string_view data) {
   while (!data.empty()) {
     const ssize_t written = ::write(fd, data.data(), data.size());
     if (written < 0) {
@@ -101,7 +101,7 @@ void report(std::string_view message) {
   std::string line = "loomrun: ";
   line += message;
   line += '\n';
-  write_all(STDERR_FILENO, line);
+  writeAll(STDERR_FILENO, line);
 }
 
 struct UsageError {
@@ -113,11 +113,11 @@ struct LaunchError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-[[noreturn]] void throw_errno(const std::string& what) {
+[[noreturn]] void throwErrno(const std::string& what) {
   throw LaunchError(what + ": " + std::strerror(errno));
 }
 
-std::string join_ranks(const std::vector<int>& ranks) {
+std::string joinRanks(const std::vector<int>& ranks) {
   std::string joined;
   for (const int rank : ranks) {
     if (!joined.empty()) joined += ',';
@@ -128,29 +128,29 @@ std::string join_ranks(const std::vector<int>& ranks) {
 
 // "SIGSEGV (Segmentation fault)": the abbreviation is what people grep for,
 // the description is what they understand.
-std::string describe_signal(int signal_number) {
+std::string describeSignal(int signalNumber) {
   std::string name;
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-  if (const char* abbreviation = sigabbrev_np(signal_number)) {
+  if (const char* abbreviation = sigabbrev_np(signalNumber)) {
     name = std::string("SIG") + abbreviation;
   }
 #endif
-  if (name.empty()) name = "signal " + std::to_string(signal_number);
-  if (const char* description = strsignal(signal_number)) {
+  if (name.empty()) name = "signal " + std::to_string(signalNumber);
+  if (const char* description = strsignal(signalNumber)) {
     name += std::string(" (") + description + ")";
   }
   return name;
 }
 
 // The same number a shell would report for the process.
-int shell_status(int wait_status) {
-  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
-  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+int shellStatus(int waitStatus) {
+  if (WIFEXITED(waitStatus)) return WEXITSTATUS(waitStatus);
+  if (WIFSIGNALED(waitStatus)) return 128 + WTERMSIG(waitStatus);
   return 1;
 }
 
-bool exited_cleanly(int wait_status) {
-  return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+bool exitedCleanly(int waitStatus) {
+  return WIFEXITED(waitStatus) && WEXITSTATUS(waitStatus) == 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -158,15 +158,15 @@ bool exited_cleanly(int wait_status) {
 
 struct Options {
   int ranks = 0;
-  bool tag_output = false;
-  bool bind_to_core = true;
-  std::optional<double> timeout_seconds;
-  std::string timeout_text;  // as the user wrote it, for the timeout message
+  bool tagOutput = false;
+  bool bindToCore = true;
+  std::optional<double> timeoutSeconds;
+  std::string timeoutText;  // as the user wrote it, for the timeout message
   std::vector<std::string> command;
-  bool show_help = false;
+  bool showHelp = false;
 };
 
-bool is_all_digits(std::string_view text) {
+bool isAllDigits(std::string_view text) {
   if (text.empty()) return false;
   for (const char c : text) {
     if (c < '0' || c > '9') return false;
@@ -174,10 +174,10 @@ bool is_all_digits(std::string_view text) {
   return true;
 }
 
-int parse_rank_count(const std::string& text) {
+int parseRankCount(const std::string& text) {
   // Long digit strings are out of range anyway; checking the length first
   // keeps strtol from overflowing.
-  if (is_all_digits(text) && text.size() <= 5) {
+  if (isAllDigits(text) && text.size() <= 5) {
     const long value = std::strtol(text.c_str(), nullptr, 10);
     if (value >= 1 && value <= kMaxRanks) return static_cast<int>(value);
   }
@@ -185,7 +185,7 @@ int parse_rank_count(const std::string& text) {
                    text + "'"};
 }
 
-double parse_timeout(const std::string& text) {
+double parseTimeout(const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const double value = std::strtod(text.c_str(), &end);
@@ -197,20 +197,20 @@ double parse_timeout(const std::string& text) {
 }
 
 // Splits "--np=4" into ("--np", "4"); other words come back unchanged.
-std::pair<std::string, std::optional<std::string>> split_inline_value(const std::string& arg) {
+std::pair<std::string, std::optional<std::string>> splitInlineValue(const std::string& arg) {
   const auto equals = arg.find('=');
   if (arg.rfind("--", 0) != 0 || equals == std::string::npos) return {arg, std::nullopt};
   return {arg.substr(0, equals), arg.substr(equals + 1)};
 }
 
-Options parse_command_line(int argc, char** argv) {
+Options parseCommandLine(int argc, char** argv) {
   Options options;
-  bool have_rank_count = false;
+  bool haveRankCount = false;
   int index = 1;
   // Takes the option's value from "--name=value" or from the next word.
-  auto take_value = [&](const std::string& name, const std::optional<std::string>& inline_value,
-                        const std::string& what) {
-    if (inline_value) return *inline_value;
+  auto takeValue = [&](const std::string& name, const std::optional<std::string>& inlineValue,
+                       const std::string& what) {
+    if (inlineValue) return *inlineValue;
     if (index + 1 >= argc) throw UsageError{"option " + name + " needs " + what};
     return std::string(argv[++index]);
   };
@@ -222,28 +222,28 @@ Options parse_command_line(int argc, char** argv) {
       break;
     }
     if (arg.empty() || arg[0] != '-') break;  // the first word of CMD
-    const auto [name, inline_value] = split_inline_value(arg);
+    const auto [name, inlineValue] = splitInlineValue(arg);
     if (name == "-h" || name == "--help") {
-      options.show_help = true;
+      options.showHelp = true;
       return options;
-    } else if (name == "--tag-output" && !inline_value) {
-      options.tag_output = true;
+    } else if (name == "--tag-output" && !inlineValue) {
+      options.tagOutput = true;
     } else if (name == "-n" || name == "-np" || name == "--np") {
-      options.ranks = parse_rank_count(take_value(name, inline_value, "the number of ranks"));
-      have_rank_count = true;
+      options.ranks = parseRankCount(takeValue(name, inlineValue, "the number of ranks"));
+      haveRankCount = true;
     } else if (name == "--bind-to") {
-      const std::string policy = take_value(name, inline_value, "core or none");
+      const std::string policy = takeValue(name, inlineValue, "core or none");
       if (policy != "core" && policy != "none") throw UsageError{"--bind-to takes core or none, not '" + policy + "'"};
-      options.bind_to_core = policy == "core";
+      options.bindToCore = policy == "core";
     } else if (name == "--timeout") {
-      options.timeout_text = take_value(name, inline_value, "a number of seconds");
-      options.timeout_seconds = parse_timeout(options.timeout_text);
+      options.timeoutText = takeValue(name, inlineValue, "a number of seconds");
+      options.timeoutSeconds = parseTimeout(options.timeoutText);
     } else {
       throw UsageError{"unknown option '" + arg + "' (options go before the command; see loomrun --help)"};
     }
   }
 
-  if (!have_rank_count) throw UsageError{"the number of ranks is missing; pass it as -n N"};
+  if (!haveRankCount) throw UsageError{"the number of ranks is missing; pass it as -n N"};
   for (; index < argc; ++index) options.command.emplace_back(argv[index]);
   if (options.command.empty()) {
     throw UsageError{"no command given; put it after the options, as in loomrun -n 2 -- ./program"};
@@ -257,9 +257,9 @@ Options parse_command_line(int argc, char** argv) {
 // The port is free when we look, and the ranks bind it moments later; the
 // kernel does not hand out a port it just gave us again soon, which is the
 // same bet torchrun makes.
-std::string pick_free_port() {
+std::string pickFreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("cannot open a socket to find a free port");
+  if (fd < 0) throwErrno("cannot open a socket to find a free port");
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -270,21 +270,21 @@ std::string pick_free_port() {
     const int saved = errno;
     ::close(fd);
     errno = saved;
-    throw_errno("cannot find a free port on 127.0.0.1");
+    throwErrno("cannot find a free port on 127.0.0.1");
   }
   ::close(fd);
   return std::to_string(ntohs(address.sin_port));
 }
 
 // 128 bits from the kernel's CSPRNG, as hex so it travels in the environment.
-std::string make_secret() {
+std::string makeSecret() {
   unsigned char bytes[16];
   std::size_t filled = 0;
   while (filled < sizeof(bytes)) {
     const ssize_t got = ::getrandom(bytes + filled, sizeof(bytes) - filled, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
-      throw_errno("cannot read random bytes for LOOM_SECRET");
+      throwErrno("cannot read random bytes for LOOM_SECRET");
     }
     filled += static_cast<std::size_t>(got);
   }
@@ -298,23 +298,23 @@ std::string make_secret() {
 }
 
 struct JobEnvironment {
-  int world_size;
-  std::string master_port;
+  int worldSize;
+  std::string masterPort;
   std::string secret;
 };
 
-std::vector<std::string> rank_environment(const JobEnvironment& job, int rank) {
+std::vector<std::string> rankEnvironment(const JobEnvironment& job, int rank) {
   const std::vector<std::pair<std::string, std::string>> overrides = {
       {"RANK", std::to_string(rank)},
-      {"WORLD_SIZE", std::to_string(job.world_size)},
+      {"WORLD_SIZE", std::to_string(job.worldSize)},
       {"LOCAL_RANK", std::to_string(rank)},
-      {"LOCAL_WORLD_SIZE", std::to_string(job.world_size)},
+      {"LOCAL_WORLD_SIZE", std::to_string(job.worldSize)},
       {"GROUP_RANK", "0"},
       {"MASTER_ADDR", "127.0.0.1"},
-      {"MASTER_PORT", job.master_port},
+      {"MASTER_PORT", job.masterPort},
       {"LOOM_SECRET", job.secret},
   };
-  auto is_overridden = [&](std::string_view entry) {
+  auto isOverridden = [&](std::string_view entry) {
     for (const auto& [name, value] : overrides) {
       if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
         return true;
@@ -325,14 +325,14 @@ std::vector<std::string> rank_environment(const JobEnvironment& job, int rank) {
 
   std::vector<std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (!is_overridden(*entry)) environment.emplace_back(*entry);
+    if (!isOverridden(*entry)) environment.emplace_back(*entry);
   }
   for (const auto& [name, value] : overrides) environment.push_back(name + "=" + value);
   return environment;
 }
 
 // execvp wants NULL-terminated arrays of char*; the strings must outlive it.
-std::vector<char*> as_exec_array(std::vector<std::string>& words) {
+std::vector<char*> asExecArray(std::vector<std::string>& words) {
   std::vector<char*> array;
   for (auto& word : words) array.push_back(word.data());
   array.push_back(nullptr);
@@ -343,7 +343,7 @@ std::vector<char*> as_exec_array(std::vector<std::string>& words) {
 // Tagged output: one pipe per rank and stream, forwarded line by line.
 
 struct TaggedStream {
-  int read_fd = -1;      // our end of the rank's pipe; -1 once closed
+  int readFd = -1;       // our end of the rank's pipe; -1 once closed
   int destination = -1;  // loomrun's own stdout or stderr
   std::string prefix;    // "[3] "
   std::string partial;   // text after the last newline seen so far
@@ -351,7 +351,7 @@ struct TaggedStream {
 
 // Writes every complete line with its prefix in one write() call, so lines
 // from different ranks interleave only at line boundaries.
-void forward_complete_lines(TaggedStream& stream) {
+void forwardCompleteLines(TaggedStream& stream) {
   std::string tagged;
   std::size_t start = 0;
   for (std::size_t newline; (newline = stream.partial.find('\n', start)) != std::string::npos; start = newline + 1) {
@@ -363,17 +363,17 @@ void forward_complete_lines(TaggedStream& stream) {
     tagged += stream.prefix + stream.partial + '\n';
     stream.partial.clear();
   }
-  write_all(stream.destination, tagged);
+  writeAll(stream.destination, tagged);
 }
 
 // Reads what the pipe holds right now. Returns false at end of file.
-bool read_available(TaggedStream& stream) {
+bool readAvailable(TaggedStream& stream) {
   char buffer[65536];
   for (;;) {
-    const ssize_t got = ::read(stream.read_fd, buffer, sizeof(buffer));
+    const ssize_t got = ::read(stream.readFd, buffer, sizeof(buffer));
     if (got > 0) {
       stream.partial.append(buffer, static_cast<std::size_t>(got));
-      forward_complete_lines(stream);
+      forwardCompleteLines(stream);
       continue;
     }
     if (got == 0) return false;
@@ -387,15 +387,15 @@ bool read_available(TaggedStream& stream) {
 // is in the pipe by then, so drain it and print an unfinished last line too.
 // Later writes by leftover grandchildren are not waited for, so they cannot
 // keep loomrun alive.
-void finish_stream(TaggedStream& stream) {
-  if (stream.read_fd < 0) return;
-  read_available(stream);
+void finishStream(TaggedStream& stream) {
+  if (stream.readFd < 0) return;
+  readAvailable(stream);
   if (!stream.partial.empty()) {
-    write_all(stream.destination, stream.prefix + stream.partial + '\n');
+    writeAll(stream.destination, stream.prefix + stream.partial + '\n');
     stream.partial.clear();
   }
-  ::close(stream.read_fd);
-  stream.read_fd = -1;
+  ::close(stream.readFd);
+  stream.readFd = -1;
 }
 
 // ---------------------------------------------------------------------------
@@ -414,17 +414,17 @@ struct Rank {
 struct ChildSetup {
   char* const* argv;
   char* const* envp;
-  const char* command_name;
+  const char* commandName;
   int rank;
   pid_t supervisor;
-  int stdout_fd;  // -1: keep loomrun's
-  int stderr_fd;
-  sigset_t signal_mask;
-  rlimit file_limit;
-  int bind_cpu;  // -1: leave the CPU binding alone
+  int stdoutFd;  // -1: keep loomrun's
+  int stderrFd;
+  sigset_t signalMask;
+  rlimit fileLimit;
+  int bindCpu;  // -1: leave the CPU binding alone
 };
 
-[[noreturn]] void become_rank(const ChildSetup& setup) {
+[[noreturn]] void becomeRank(const ChildSetup& setup) {
   // Its own process group lets loomrun stop the rank together with anything
   // it started (sh -c 'prog', mpi-style wrappers) with one kill().
   ::setpgid(0, 0);
@@ -433,17 +433,17 @@ struct ChildSetup {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != setup.supervisor) ::_exit(kExitLaunchError);
 
-  if (setup.stdout_fd >= 0) ::dup2(setup.stdout_fd, STDOUT_FILENO);
-  if (setup.stderr_fd >= 0) ::dup2(setup.stderr_fd, STDERR_FILENO);
+  if (setup.stdoutFd >= 0) ::dup2(setup.stdoutFd, STDOUT_FILENO);
+  if (setup.stderrFd >= 0) ::dup2(setup.stderrFd, STDERR_FILENO);
   // Undo what loomrun changed for itself; ignored signals and limits survive
   // exec and the program should start as if run from the shell.
   ::signal(SIGPIPE, SIG_DFL);
-  ::setrlimit(RLIMIT_NOFILE, &setup.file_limit);
-  ::sigprocmask(SIG_SETMASK, &setup.signal_mask, nullptr);
-  if (setup.bind_cpu >= 0) {
+  ::setrlimit(RLIMIT_NOFILE, &setup.fileLimit);
+  ::sigprocmask(SIG_SETMASK, &setup.signalMask, nullptr);
+  if (setup.bindCpu >= 0) {
     cpu_set_t one;
     CPU_ZERO(&one);
-    CPU_SET(setup.bind_cpu, &one);
+    CPU_SET(setup.bindCpu, &one);
     ::sched_setaffinity(0, sizeof(one), &one);
   }
 
@@ -452,23 +452,23 @@ struct ChildSetup {
 
   char message[512];
   const int length = std::snprintf(message, sizeof(message), "loomrun: rank %d: cannot run '%s': %s\n", setup.rank,
-                                   setup.command_name, std::strerror(errno));
+                                   setup.commandName, std::strerror(errno));
   if (length > 0) {
-    write_all(STDERR_FILENO, std::string_view(message, std::min<std::size_t>(length, sizeof(message) - 1)));
+    writeAll(STDERR_FILENO, std::string_view(message, std::min<std::size_t>(length, sizeof(message) - 1)));
   }
   ::_exit(kExitCannotRun);
 }
 
 struct Pipe {
-  int read_fd;
-  int write_fd;
+  int readFd;
+  int writeFd;
 };
 
 // Close-on-exec on both ends so that no rank inherits another rank's pipes;
 // dup2 onto stdout/stderr clears the flag on the copies the rank keeps.
-Pipe make_output_pipe() {
+Pipe makeOutputPipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno("cannot create a pipe for --tag-output");
+  if (::pipe2(fds, O_CLOEXEC) != 0) throwErrno("cannot create a pipe for --tag-output");
   // Only our end is non-blocking; the rank's writes must block as usual.
   ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
   return {fds[0], fds[1]};
@@ -476,8 +476,8 @@ Pipe make_output_pipe() {
 
 // --tag-output keeps two pipes per rank open, more than the usual soft limit
 // of 1024 descriptors allows for large N; the hard limit is normally ample.
-void raise_file_limit_for(std::size_t descriptors_needed, const rlimit& current) {
-  if (current.rlim_cur == RLIM_INFINITY || current.rlim_cur >= descriptors_needed) return;
+void raiseFileLimitFor(std::size_t descriptorsNeeded, const rlimit& current) {
+  if (current.rlim_cur == RLIM_INFINITY || current.rlim_cur >= descriptorsNeeded) return;
   rlimit raised = current;
   raised.rlim_cur = current.rlim_max;
   ::setrlimit(RLIMIT_NOFILE, &raised);
@@ -491,24 +491,24 @@ class Job {
   explicit Job(Options options) : options_(std::move(options)) {}
 
   int run() {
-    prepare_signal_handling();
-    start_ranks();
-    if (options_.timeout_seconds) {
-      timeout_deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(*options_.timeout_seconds));
+    prepareSignalHandling();
+    startRanks();
+    if (options_.timeoutSeconds) {
+      timeoutDeadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(*options_.timeoutSeconds));
     }
-    while (running_count_ > 0) {
-      wait_for_events();
-      act_on_deadlines();
+    while (runningCount_ > 0) {
+      waitForEvents();
+      actOnDeadlines();
     }
     for (auto& rank : ranks_) {
-      finish_stream(rank.out);
-      finish_stream(rank.err);
+      finishStream(rank.out);
+      finishStream(rank.err);
     }
-    if (!stopped_ranks_.empty()) {
-      report("stopped ranks " + join_ranks(stopped_ranks_) + " after " + stop_reason_);
+    if (!stoppedRanks_.empty()) {
+      report("stopped ranks " + joinRanks(stoppedRanks_) + " after " + stopReason_);
     }
-    return exit_code_.value_or(0);
+    return exitCode_.value_or(0);
   }
 
  private:
@@ -517,45 +517,45 @@ class Job {
   // Signals are blocked and read from a signalfd, so that child exits,
   // forwarded signals and rank output all arrive through one poll() and no
   // handler runs in the middle of bookkeeping.
-  void prepare_signal_handling() {
+  void prepareSignalHandling() {
     sigset_t handled;
     sigemptyset(&handled);
-    for (const int signal_number : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) {
-      sigaddset(&handled, signal_number);
+    for (const int signalNumber : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) {
+      sigaddset(&handled, signalNumber);
     }
-    if (::sigprocmask(SIG_BLOCK, &handled, &original_signal_mask_) != 0) {
-      throw_errno("cannot block signals");
+    if (::sigprocmask(SIG_BLOCK, &handled, &originalSignalMask_) != 0) {
+      throwErrno("cannot block signals");
     }
-    signal_fd_ = ::signalfd(-1, &handled, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (signal_fd_ < 0) throw_errno("cannot create a signalfd");
+    signalFd_ = ::signalfd(-1, &handled, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signalFd_ < 0) throwErrno("cannot create a signalfd");
     // A closed stdout (loomrun ... | head) must not kill the supervisor
     // before it has stopped the ranks; such output is dropped instead.
     ::signal(SIGPIPE, SIG_IGN);
   }
 
-  void start_ranks() {
-    JobEnvironment job{options_.ranks, pick_free_port(), make_secret()};
-    std::vector<char*> argv = as_exec_array(options_.command);
-    rlimit file_limit{};
-    ::getrlimit(RLIMIT_NOFILE, &file_limit);
-    if (options_.tag_output) {
-      raise_file_limit_for(2 * static_cast<std::size_t>(options_.ranks) + 64, file_limit);
+  void startRanks() {
+    JobEnvironment job{options_.ranks, pickFreePort(), makeSecret()};
+    std::vector<char*> argv = asExecArray(options_.command);
+    rlimit fileLimit{};
+    ::getrlimit(RLIMIT_NOFILE, &fileLimit);
+    if (options_.tagOutput) {
+      raiseFileLimitFor(2 * static_cast<std::size_t>(options_.ranks) + 64, fileLimit);
     }
 
     ranks_.resize(options_.ranks);
     for (int index = 0; index < options_.ranks; ++index) {
       Rank& rank = ranks_[index];
       rank.index = index;
-      std::vector<std::string> environment = rank_environment(job, index);
-      std::vector<char*> envp = as_exec_array(environment);
-      ChildSetup setup{argv.data(), envp.data(), options_.command[0].c_str(), index,      ::getpid(),
-                       -1,          -1,          original_signal_mask_,       file_limit, cpuForRank(index)};
+      std::vector<std::string> environment = rankEnvironment(job, index);
+      std::vector<char*> envp = asExecArray(environment);
+      ChildSetup setup{argv.data(), envp.data(), options_.command[0].c_str(), index,     ::getpid(),
+                       -1,          -1,          originalSignalMask_,         fileLimit, cpuForRank(index)};
       try {
-        start_rank(rank, setup);
+        startRank(rank, setup);
       } catch (const LaunchError& error) {
         // Ranks already started would wait forever for the missing one.
         report("cannot start rank " + std::to_string(index) + ": " + error.what());
-        fail_job(kExitLaunchError, "rank " + std::to_string(index) + " could not be started");
+        failJob(kExitLaunchError, "rank " + std::to_string(index) + " could not be started");
         return;
       }
     }
@@ -567,7 +567,7 @@ class Job {
   // outnumber CPUs, pinning them evenly beats the scheduler's shuffling
   // (8 B AllReduce, 4 ranks on 2 CPUs: 13 us pinned, 25-30 us unbound).
   int cpuForRank(int rank) const {
-    if (!options_.bind_to_core) return -1;
+    if (!options_.bindToCore) return -1;
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
@@ -578,34 +578,34 @@ class Job {
     return cpus[rank % cpus.size()];
   }
 
-  void start_rank(Rank& rank, ChildSetup& setup) {
-    std::optional<Pipe> out_pipe;
-    std::optional<Pipe> err_pipe;
-    if (options_.tag_output) {
-      out_pipe = make_output_pipe();
+  void startRank(Rank& rank, ChildSetup& setup) {
+    std::optional<Pipe> outPipe;
+    std::optional<Pipe> errPipe;
+    if (options_.tagOutput) {
+      outPipe = makeOutputPipe();
       try {
-        err_pipe = make_output_pipe();
+        errPipe = makeOutputPipe();
       } catch (...) {
-        ::close(out_pipe->read_fd);
-        ::close(out_pipe->write_fd);
+        ::close(outPipe->readFd);
+        ::close(outPipe->writeFd);
         throw;
       }
-      setup.stdout_fd = out_pipe->write_fd;
-      setup.stderr_fd = err_pipe->write_fd;
+      setup.stdoutFd = outPipe->writeFd;
+      setup.stderrFd = errPipe->writeFd;
     }
 
     const pid_t pid = ::fork();
-    if (pid == 0) become_rank(setup);
-    const int fork_errno = errno;
-    for (const auto& pipe : {out_pipe, err_pipe}) {
-      if (pipe) ::close(pipe->write_fd);  // the rank holds the write ends now
+    if (pid == 0) becomeRank(setup);
+    const int forkErrno = errno;
+    for (const auto& pipe : {outPipe, errPipe}) {
+      if (pipe) ::close(pipe->writeFd);  // the rank holds the write ends now
     }
     if (pid < 0) {
-      for (const auto& pipe : {out_pipe, err_pipe}) {
-        if (pipe) ::close(pipe->read_fd);
+      for (const auto& pipe : {outPipe, errPipe}) {
+        if (pipe) ::close(pipe->readFd);
       }
-      errno = fork_errno;
-      throw_errno("fork");
+      errno = forkErrno;
+      throwErrno("fork");
     }
 
     // Also set the group here: the child may not have run yet when we first
@@ -613,48 +613,48 @@ class Job {
     ::setpgid(pid, pid);
     rank.pid = pid;
     rank.running = true;
-    ++running_count_;
-    rank_by_pid_[pid] = rank.index;
-    if (options_.tag_output) {
+    ++runningCount_;
+    rankByPid_[pid] = rank.index;
+    if (options_.tagOutput) {
       // Appended piecewise: `"[" + std::string` trips GCC 12's false -Wrestrict (PR 105329).
       std::string prefix = "[";
       prefix += std::to_string(rank.index);
       prefix += "] ";
-      rank.out = TaggedStream{out_pipe->read_fd, STDOUT_FILENO, prefix, {}};
-      rank.err = TaggedStream{err_pipe->read_fd, STDERR_FILENO, prefix, {}};
+      rank.out = TaggedStream{outPipe->readFd, STDOUT_FILENO, prefix, {}};
+      rank.err = TaggedStream{errPipe->readFd, STDERR_FILENO, prefix, {}};
     }
   }
 
   // Sleeps in poll() until a signal, rank output or the next deadline.
-  void wait_for_events() {
-    std::vector<pollfd> watched{{signal_fd_, POLLIN, 0}};
+  void waitForEvents() {
+    std::vector<pollfd> watched{{signalFd_, POLLIN, 0}};
     std::vector<TaggedStream*> streams;
     for (auto& rank : ranks_) {
       for (TaggedStream* stream : {&rank.out, &rank.err}) {
-        if (stream->read_fd < 0) continue;
-        watched.push_back({stream->read_fd, POLLIN, 0});
+        if (stream->readFd < 0) continue;
+        watched.push_back({stream->readFd, POLLIN, 0});
         streams.push_back(stream);
       }
     }
 
-    const int ready = ::poll(watched.data(), watched.size(), milliseconds_until_next_deadline());
+    const int ready = ::poll(watched.data(), watched.size(), millisecondsUntilNextDeadline());
     if (ready <= 0) return;  // deadline reached, or EINTR from SIGSTOP/SIGCONT
-    if (watched[0].revents != 0) handle_signals();
+    if (watched[0].revents != 0) handleSignals();
     for (std::size_t i = 0; i < streams.size(); ++i) {
-      // handle_signals() may have finished this stream already.
-      if (watched[i + 1].revents == 0 || streams[i]->read_fd < 0) continue;
-      if (!read_available(*streams[i])) finish_stream(*streams[i]);
+      // handleSignals() may have finished this stream already.
+      if (watched[i + 1].revents == 0 || streams[i]->readFd < 0) continue;
+      if (!readAvailable(*streams[i])) finishStream(*streams[i]);
     }
   }
 
-  std::optional<Clock::time_point> next_deadline() const {
-    if (phase_ == Phase::kRunning) return timeout_deadline_;
-    if (!sent_sigkill_) return stop_deadline_;
+  std::optional<Clock::time_point> nextDeadline() const {
+    if (phase_ == Phase::kRunning) return timeoutDeadline_;
+    if (!sentSigkill_) return stopDeadline_;
     return std::nullopt;
   }
 
-  int milliseconds_until_next_deadline() const {
-    const auto deadline = next_deadline();
+  int millisecondsUntilNextDeadline() const {
+    const auto deadline = nextDeadline();
     if (!deadline) return -1;
     const auto remaining = *deadline - Clock::now();
     if (remaining <= Clock::duration::zero()) return 0;
@@ -663,101 +663,101 @@ class Job {
     return static_cast<int>(std::min<long long>(ms, 24LL * 3600 * 1000));
   }
 
-  void handle_signals() {
+  void handleSignals() {
     signalfd_siginfo info;
-    while (::read(signal_fd_, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
+    while (::read(signalFd_, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
       if (info.ssi_signo == SIGCHLD) {
         // SIGCHLDs coalesce: reap everything that has exited.
-        reap_exited_ranks();
+        reapExitedRanks();
       } else {
-        on_stop_request(static_cast<int>(info.ssi_signo));
+        onStopRequest(static_cast<int>(info.ssi_signo));
       }
     }
   }
 
-  void reap_exited_ranks() {
-    int wait_status = 0;
+  void reapExitedRanks() {
+    int waitStatus = 0;
     pid_t pid;
-    while ((pid = ::waitpid(-1, &wait_status, WNOHANG)) > 0) {
-      const auto found = rank_by_pid_.find(pid);
-      if (found != rank_by_pid_.end()) on_rank_exited(ranks_[found->second], wait_status);
+    while ((pid = ::waitpid(-1, &waitStatus, WNOHANG)) > 0) {
+      const auto found = rankByPid_.find(pid);
+      if (found != rankByPid_.end()) onRankExited(ranks_[found->second], waitStatus);
     }
   }
 
-  void on_rank_exited(Rank& rank, int wait_status) {
+  void onRankExited(Rank& rank, int waitStatus) {
     rank.running = false;
-    --running_count_;
-    finish_stream(rank.out);
-    finish_stream(rank.err);
+    --runningCount_;
+    finishStream(rank.out);
+    finishStream(rank.err);
     // Once we are stopping the job, ranks dying is what we asked for.
-    if (phase_ != Phase::kRunning || exited_cleanly(wait_status)) return;
+    if (phase_ != Phase::kRunning || exitedCleanly(waitStatus)) return;
 
-    report(describe_rank_exit(rank, wait_status));
-    fail_job(shell_status(wait_status), "rank " + std::to_string(rank.index) + " failed");
+    report(describeRankExit(rank, waitStatus));
+    failJob(shellStatus(waitStatus), "rank " + std::to_string(rank.index) + " failed");
   }
 
-  static std::string describe_rank_exit(const Rank& rank, int wait_status) {
+  static std::string describeRankExit(const Rank& rank, int waitStatus) {
     std::string text = "rank " + std::to_string(rank.index) + " (pid " + std::to_string(rank.pid) + ")";
-    if (WIFSIGNALED(wait_status)) {
-      text += " was killed by signal " + describe_signal(WTERMSIG(wait_status));
-      if (WCOREDUMP(wait_status)) text += ", core dumped";
+    if (WIFSIGNALED(waitStatus)) {
+      text += " was killed by signal " + describeSignal(WTERMSIG(waitStatus));
+      if (WCOREDUMP(waitStatus)) text += ", core dumped";
     } else {
-      text += " exited with status " + std::to_string(shell_status(wait_status));
+      text += " exited with status " + std::to_string(shellStatus(waitStatus));
     }
     return text;
   }
 
   // SIGINT/SIGTERM/SIGHUP to loomrun: pass it on so the ranks can clean up.
   // A second one means the user is not willing to wait.
-  void on_stop_request(int signal_number) {
-    const std::string name = describe_signal(signal_number);
+  void onStopRequest(int signalNumber) {
+    const std::string name = describeSignal(signalNumber);
     if (phase_ == Phase::kRunning) {
-      report("received " + name + "; forwarding it to ranks " + join_ranks(running_ranks()));
-      fail_job(128 + signal_number, "receiving " + name, signal_number);
-    } else if (running_count_ > 0) {
-      report("received " + name + " again; killing ranks " + join_ranks(running_ranks()));
-      kill_remaining_ranks();
+      report("received " + name + "; forwarding it to ranks " + joinRanks(runningRanks()));
+      failJob(128 + signalNumber, "receiving " + name, signalNumber);
+    } else if (runningCount_ > 0) {
+      report("received " + name + " again; killing ranks " + joinRanks(runningRanks()));
+      killRemainingRanks();
     }
   }
 
-  void act_on_deadlines() {
+  void actOnDeadlines() {
     const auto now = Clock::now();
-    if (phase_ == Phase::kRunning && timeout_deadline_ && now >= *timeout_deadline_) {
-      report("timed out after " + options_.timeout_text + " s with ranks " + join_ranks(running_ranks()) +
+    if (phase_ == Phase::kRunning && timeoutDeadline_ && now >= *timeoutDeadline_) {
+      report("timed out after " + options_.timeoutText + " s with ranks " + joinRanks(runningRanks()) +
              " still running");
-      fail_job(kExitTimeout, "the " + options_.timeout_text + " s timeout");
-    } else if (phase_ == Phase::kStopping && !sent_sigkill_ && now >= stop_deadline_ && running_count_ > 0) {
-      report("ranks " + join_ranks(running_ranks()) + " did not stop within " + std::to_string(kStopGraceSeconds) +
+      failJob(kExitTimeout, "the " + options_.timeoutText + " s timeout");
+    } else if (phase_ == Phase::kStopping && !sentSigkill_ && now >= stopDeadline_ && runningCount_ > 0) {
+      report("ranks " + joinRanks(runningRanks()) + " did not stop within " + std::to_string(kStopGraceSeconds) +
              " s; sending SIGKILL");
-      kill_remaining_ranks();
+      killRemainingRanks();
     }
   }
 
   // Records the first cause of failure (it decides the exit status) and
   // asks the ranks still running to stop.
-  void fail_job(int exit_code, const std::string& reason, int stop_signal = SIGTERM) {
-    exit_code_ = exit_code;
-    stop_reason_ = reason;
+  void failJob(int exitCode, const std::string& reason, int stopSignal = SIGTERM) {
+    exitCode_ = exitCode;
+    stopReason_ = reason;
     phase_ = Phase::kStopping;
-    stopped_ranks_ = running_ranks();
-    signal_running_ranks(stop_signal);
-    stop_deadline_ = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
+    stoppedRanks_ = runningRanks();
+    signalRunningRanks(stopSignal);
+    stopDeadline_ = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
   }
 
-  void kill_remaining_ranks() {
-    signal_running_ranks(SIGKILL);
-    sent_sigkill_ = true;
+  void killRemainingRanks() {
+    signalRunningRanks(SIGKILL);
+    sentSigkill_ = true;
   }
 
   // Only ranks not yet reaped: their pid, and so their group id, cannot have
   // been reused by an unrelated process.
-  void signal_running_ranks(int signal_number) {
+  void signalRunningRanks(int signalNumber) {
     for (const auto& rank : ranks_) {
-      if (rank.running) ::kill(-rank.pid, signal_number);
+      if (rank.running) ::kill(-rank.pid, signalNumber);
     }
   }
 
-  std::vector<int> running_ranks() const {
+  std::vector<int> runningRanks() const {
     std::vector<int> indices;
     for (const auto& rank : ranks_) {
       if (rank.running) indices.push_back(rank.index);
@@ -767,30 +767,30 @@ class Job {
 
   Options options_;
   std::vector<Rank> ranks_;
-  std::unordered_map<pid_t, int> rank_by_pid_;
-  int running_count_ = 0;
-  int signal_fd_ = -1;
-  sigset_t original_signal_mask_{};
+  std::unordered_map<pid_t, int> rankByPid_;
+  int runningCount_ = 0;
+  int signalFd_ = -1;
+  sigset_t originalSignalMask_{};
 
   Phase phase_ = Phase::kRunning;
-  std::optional<int> exit_code_;  // set by the first failure only
-  std::string stop_reason_;
-  std::vector<int> stopped_ranks_;
-  std::optional<Clock::time_point> timeout_deadline_;
-  Clock::time_point stop_deadline_{};
-  bool sent_sigkill_ = false;
+  std::optional<int> exitCode_;  // set by the first failure only
+  std::string stopReason_;
+  std::vector<int> stoppedRanks_;
+  std::optional<Clock::time_point> timeoutDeadline_;
+  Clock::time_point stopDeadline_{};
+  bool sentSigkill_ = false;
 };
 
-int run_launcher(int argc, char** argv) {
+int runLauncher(int argc, char** argv) {
   Options options;
   try {
-    options = parse_command_line(argc, argv);
+    options = parseCommandLine(argc, argv);
   } catch (const UsageError& error) {
     report(error.sentence + ".");
     return kExitUsage;
   }
-  if (options.show_help) {
-    write_all(STDOUT_FILENO, kUsage);
+  if (options.showHelp) {
+    writeAll(STDOUT_FILENO, kUsage);
     return 0;
   }
   try {
@@ -805,5 +805,5 @@ int run_launcher(int argc, char** argv) {
 }  // namespace loom::tools
 
 int main(int argc, char** argv) {
-  return loom::tools::run_launcher(argc, argv);
+  return loom::tools::runLauncher(argc, argv);
 }
