@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "core/config.h"
 #include "core/error.h"
 #include "topology/nccl_xml.h"
 #include "topology/numa_check.h"
@@ -87,8 +88,8 @@ Options parse(int argc, char** argv) {
 
 std::unique_ptr<loom::topo::Topology> load(const Options& o) {
   if (!o.topoFile.empty()) return loom::topo::readTopologyFile(o.topoFile, nullptr);
-  const char* env = std::getenv("LOOM_TOPO_FILE");
-  return loom::topo::loadTopology(env ? env : "", "");
+  // What a communicator would load: LOOM_TOPO_FILE if set, else detection.
+  return loom::topo::loadTopology(loom::topologyFileFromEnvironment(), "");
 }
 
 int defaultRanks(const loom::topo::Topology& t) {

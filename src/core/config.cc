@@ -104,7 +104,7 @@ CommConfig readCommConfig(const loomConfig_t* user) {
       fail(loomInvalidArgument, "LOOM_ALGO='" + *algorithm + "' is not ring or allpairs (unset it to let Loom choose)");
     config.algorithm = *algorithm;
   }
-  config.topoFile = env("LOOM_TOPO_FILE").value_or("");
+  config.topoFile = topologyFileFromEnvironment();
   config.topoDumpFile = env("LOOM_TOPO_DUMP_FILE").value_or("");
   if (auto limit = env("LOOM_ALLPAIRS_MAX_BYTES"))
     config.allPairsMaxBytes = parseInteger(*limit, "LOOM_ALLPAIRS_MAX_BYTES", 0, 64 << 20);
@@ -122,6 +122,10 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     if (user->size >= sizeof(loomConfig_t) && user->name != nullptr) config.name = user->name;
   }
   return config;
+}
+
+std::string topologyFileFromEnvironment() {
+  return env("LOOM_TOPO_FILE").value_or("");
 }
 
 std::string socketInterfaceName() {

@@ -41,6 +41,9 @@ struct CommConfig {
 // is malformed.
 CommConfig readCommConfig(const loomConfig_t* user);
 
+// LOOM_TOPO_FILE, for tools that show what a communicator would load.
+std::string topologyFileFromEnvironment();
+
 // LOOM_SOCKET_IFNAME: the interface whose address goes into unique ids;
 // empty means the first up, non-loopback IPv4 interface.
 std::string socketInterfaceName();
