@@ -114,6 +114,23 @@ void checkCommon(const char* api, loomDataType_t dtype, void* stream) {
   checkStream(api, stream);
 }
 
+// Send and Recv share their checks; one buffer is NULL in each.
+using PointToPointStep = void (*)(const Team&, const CollectiveArgs&, const WaitContext&);
+loomResult_t pointToPoint(const char* api, const char* name, PointToPointStep step, const void* sendbuf, void* recvbuf,
+                          size_t count, loomDataType_t dtype, int peer, loomComm_t handle, void* stream,
+                          loomRequest_t* request) {
+  return onComm(api, handle, [&](Communicator& c) {
+    checkCommon(api, dtype, stream);
+    checkRank(api, "peer", peer, c.nranks());
+    if (peer == c.rank()) fail(loomInvalidArgument, std::string(api) + ": peer is this rank itself");
+    checkBuffer(api, "buf", sendbuf != nullptr ? sendbuf : recvbuf, checkedBytes(api, count, dtype, 1));
+    CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, peer};
+    return launch(
+        c, name, Communicator::Kind::kPointToPoint,
+        [args, step](const Team& t, const WaitContext& w) { step(t, args, w); }, request);
+  });
+}
+
 }  // namespace
 }  // namespace loom
 
@@ -364,34 +381,14 @@ loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loom
 
 loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request) {
-  const char* api = "loomSend";
-  return loom::onComm(api, comm, [&](Communicator& c) {
-    loom::checkCommon(api, dtype, stream);
-    loom::checkRank(api, "peer", peer, c.nranks());
-    if (peer == c.rank()) loom::fail(loomInvalidArgument, "loomSend: peer is this rank itself");
-    size_t bytes = loom::checkedBytes(api, count, dtype, 1);
-    loom::checkBuffer(api, "buf", buf, bytes);
-    loom::CollectiveArgs args{buf, nullptr, count, dtype, loomSum, peer};
-    return loom::launch(
-        c, "Send", Kind::kPointToPoint,
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::pointToPointSend(t, args, w); }, request);
-  });
+  return loom::pointToPoint("loomSend", "Send", loom::pointToPointSend, buf, nullptr, count, dtype, peer, comm, stream,
+                            request);
 }
 
 loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request) {
-  const char* api = "loomRecv";
-  return loom::onComm(api, comm, [&](Communicator& c) {
-    loom::checkCommon(api, dtype, stream);
-    loom::checkRank(api, "peer", peer, c.nranks());
-    if (peer == c.rank()) loom::fail(loomInvalidArgument, "loomRecv: peer is this rank itself");
-    size_t bytes = loom::checkedBytes(api, count, dtype, 1);
-    loom::checkBuffer(api, "buf", buf, bytes);
-    loom::CollectiveArgs args{nullptr, buf, count, dtype, loomSum, peer};
-    return loom::launch(
-        c, "Recv", Kind::kPointToPoint,
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::pointToPointRecv(t, args, w); }, request);
-  });
+  return loom::pointToPoint("loomRecv", "Recv", loom::pointToPointRecv, nullptr, buf, count, dtype, peer, comm, stream,
+                            request);
 }
 
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
