@@ -3,6 +3,7 @@
 // loomCommGetLastError / loomGetLastError. Nothing throws past this file.
 #include <loom/loom.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -96,14 +97,14 @@ loomResult_t onComm(const char* api, loomComm_t handle, Body&& body) {
   });
 }
 
-loomResult_t launch(Communicator& comm, const char* name, Communicator::Kind kind, Communicator::Body body,
-                    loomRequest_t* request) {
+loomResult_t launch(Communicator& comm, const char* name, Communicator::Kind kind, const CollectiveCall* call,
+                    Communicator::Body body, loomRequest_t* request) {
   if (request != nullptr) {
-    *request = new loomRequest{comm.submit(name, kind, std::move(body))};
+    *request = new loomRequest{comm.submit(name, kind, call, std::move(body))};
     return loomSuccess;
   }
   std::string error;
-  loomResult_t result = comm.run(name, kind, body, &error);
+  loomResult_t result = comm.run(name, kind, call, body, &error);
   if (result != loomSuccess) threadLastError = error;
   return result;
 }
@@ -112,6 +113,22 @@ loomResult_t launch(Communicator& comm, const char* name, Communicator::Kind kin
 void checkCommon(const char* api, loomDataType_t dtype, void* stream) {
   checkDtype(api, dtype);
   checkStream(api, stream);
+}
+
+// The arguments every rank must pass alike, for the peers' agreement check.
+// Held in a small owner so `.get()` can be passed within one full expression.
+struct CallOf {
+  CollectiveCall call;
+  const CollectiveCall* get() const { return &call; }
+};
+CallOf callOf(const char* name, const CollectiveArgs& args, bool reduces, bool rooted) {
+  CallOf result;
+  std::strncpy(result.call.name, name, sizeof(result.call.name) - 1);
+  result.call.count = args.count;
+  result.call.dtype = args.dtype;
+  result.call.op = reduces ? args.op : -1;
+  result.call.root = rooted ? args.root : -1;
+  return result;
 }
 
 // Send and Recv share their checks; one buffer is NULL in each.
@@ -126,7 +143,7 @@ loomResult_t pointToPoint(const char* api, const char* name, PointToPointStep st
     checkBuffer(api, "buf", sendbuf != nullptr ? sendbuf : recvbuf, checkedBytes(api, count, dtype, 1));
     CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, peer};
     return launch(
-        c, name, Communicator::Kind::kPointToPoint,
+        c, name, Communicator::Kind::kPointToPoint, nullptr,
         [args, step](const Team& t, const WaitContext& w) { step(t, args, w); }, request);
   });
 }
@@ -284,7 +301,7 @@ loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loo
     loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, 0};
     return loom::launch(
-        c, "AllReduce", Kind::kCollective,
+        c, "AllReduce", Kind::kCollective, loom::callOf("AllReduce", args, true, false).get(),
         [args](const loom::Team& t, const loom::WaitContext& w) { loom::allReduce(t, args, w); }, request);
   });
 }
@@ -301,7 +318,7 @@ loomResult_t loomAllGather(const void* sendbuf, void* recvbuf, size_t sendcount,
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, true, sendBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, sendcount, dtype, loomSum, 0};
     return loom::launch(
-        c, "AllGather", Kind::kCollective,
+        c, "AllGather", Kind::kCollective, loom::callOf("AllGather", args, false, false).get(),
         [args](const loom::Team& t, const loom::WaitContext& w) { loom::ringAllGather(t, args, w); }, request);
   });
 }
@@ -319,7 +336,7 @@ loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvco
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, false, recvBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, recvcount, dtype, op, 0};
     return loom::launch(
-        c, "ReduceScatter", Kind::kCollective,
+        c, "ReduceScatter", Kind::kCollective, loom::callOf("ReduceScatter", args, true, false).get(),
         [args](const loom::Team& t, const loom::WaitContext& w) { loom::ringReduceScatter(t, args, w); }, request);
   });
 }
@@ -338,7 +355,7 @@ loomResult_t loomBroadcast(const void* sendbuf, void* recvbuf, size_t count, loo
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, root};
     return loom::launch(
-        c, "Broadcast", Kind::kCollective,
+        c, "Broadcast", Kind::kCollective, loom::callOf("Broadcast", args, false, true).get(),
         [args](const loom::Team& t, const loom::WaitContext& w) { loom::chainBroadcast(t, args, w); }, request);
   });
 }
@@ -358,7 +375,7 @@ loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDa
     }
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, root};
     return loom::launch(
-        c, "Reduce", Kind::kCollective,
+        c, "Reduce", Kind::kCollective, loom::callOf("Reduce", args, true, true).get(),
         [args](const loom::Team& t, const loom::WaitContext& w) { loom::chainReduce(t, args, w); }, request);
   });
 }
@@ -374,7 +391,7 @@ loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loom
     loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, 0};
     return loom::launch(
-        c, "AllToAll", Kind::kCollective,
+        c, "AllToAll", Kind::kCollective, loom::callOf("AllToAll", args, false, false).get(),
         [args](const loom::Team& t, const loom::WaitContext& w) { loom::pairwiseAllToAll(t, args, w); }, request);
   });
 }
@@ -394,8 +411,8 @@ loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, l
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
   return loom::onComm("loomBarrier", comm, [&](Communicator& c) {
     return loom::launch(
-        c, "Barrier", Kind::kCollective, [](const loom::Team& t, const loom::WaitContext& w) { loom::barrier(t, w); },
-        request);
+        c, "Barrier", Kind::kCollective, loom::callOf("Barrier", loom::CollectiveArgs{}, false, false).get(),
+        [](const loom::Team& t, const loom::WaitContext& w) { loom::barrier(t, w); }, request);
   });
 }
 

@@ -173,26 +173,31 @@ Communicator::~Communicator() {
   engine_.drain();
 }
 
-Communicator::OpInfo Communicator::nextOperation(const char* name, Kind kind) {
-  OpInfo info{name, kind, ++operations_, 0};
-  if (kind == Kind::kCollective) info.collective = ++collectives_;
+Communicator::OpInfo Communicator::nextOperation(const char* name, Kind kind, const CollectiveCall* call) {
+  OpInfo info{name, kind, ++operations_, 0, {}};
+  if (kind == Kind::kCollective) {
+    info.collective = ++collectives_;
+    if (call != nullptr) info.call = *call;
+    info.call.number = info.collective;
+  }
   LOOM_TRACE("COLL", team_.rank, name << " #" << info.sequence);
   return info;
 }
 
-std::shared_ptr<Request> Communicator::submit(const char* name, Kind kind, Body body) {
+std::shared_ptr<Request> Communicator::submit(const char* name, Kind kind, const CollectiveCall* call, Body body) {
   auto request = std::make_shared<Request>(config_.timeoutMs);
   std::lock_guard<std::mutex> lock(submitMutex_);  // held while queuing, so order = sequence order
-  OpInfo info = nextOperation(name, kind);
+  OpInfo info = nextOperation(name, kind, call);
   engine_.post([this, info, body = std::move(body), request] { execute(info, body, *request); });
   return request;
 }
 
-loomResult_t Communicator::run(const char* name, Kind kind, const Body& body, std::string* error) {
+loomResult_t Communicator::run(const char* name, Kind kind, const CollectiveCall* call, const Body& body,
+                               std::string* error) {
   std::shared_ptr<Request> queued;
   {
     std::lock_guard<std::mutex> lock(submitMutex_);  // held while running inline: issue order holds
-    OpInfo info = nextOperation(name, kind);
+    OpInfo info = nextOperation(name, kind, call);
     Request inlineRequest(config_.timeoutMs);
     if (engine_.runInlineIfIdle([&] { execute(info, body, inlineRequest); })) {
       loomResult_t result = inlineRequest.wait(0);
@@ -216,6 +221,7 @@ void Communicator::execute(const OpInfo& info, const Body& body, Request& reques
   wait.rank = team_.rank;
   wait.operation = info.name;
   wait.sequence = info.sequence;
+  if (info.kind == Kind::kCollective) wait.call = &info.call;
   wait.commName = config_.name;
 
   std::string failure;
@@ -234,7 +240,7 @@ void Communicator::execute(const OpInfo& info, const Body& body, Request& reques
   }
   if (code == loomSuccess) {
     try {
-      if (info.kind == Kind::kCollective && transport_) transport_->announceCollectiveStarted(info.collective);
+      if (info.kind == Kind::kCollective && transport_) transport_->announceCollectiveStarted(info.call);
       body(team_, wait);
       request.complete(loomSuccess, std::string());
       return;

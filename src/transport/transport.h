@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "transport/collective_call.h"
 #include "transport/connection.h"
 
 namespace loom {
@@ -14,9 +15,10 @@ class Transport {
   virtual SendConnection& sendTo(int peer) = 0;
   virtual RecvConnection& recvFrom(int peer) = 0;
 
-  // The arrival board: each rank announces how many collectives it has
-  // started, so a timed-out rank can say which peers never arrived.
-  virtual void announceCollectiveStarted(uint64_t collectives) = 0;
+  // The arrival board: each rank announces the collective it starts (its
+  // number, and the call's arguments), so a rank left waiting can say which
+  // peers never arrived, or called something else.
+  virtual void announceCollectiveStarted(const CollectiveCall& call) = 0;
   // -1 when this transport cannot see the peer's count.
   virtual int64_t collectivesStartedBy(int peer) const = 0;
   // Tells every peer this rank failed, so they stop waiting for it.

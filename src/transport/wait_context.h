@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "transport/collective_call.h"
+
 namespace loom {
 
 struct WaitContext {
@@ -17,8 +19,9 @@ struct WaitContext {
   int spinIterations = 1000;  // busy polls before yielding
   int64_t yieldMicros = 0;    // how long to keep yielding before sleeping on the futex
   int rank = -1;
-  const char* operation = "";  // "AllReduce", ...
-  uint64_t sequence = 0;       // the operation's number on this communicator
+  const char* operation = "";            // "AllReduce", ...
+  uint64_t sequence = 0;                 // the operation's number on this communicator
+  const CollectiveCall* call = nullptr;  // this rank's collective; null for Send/Recv
   std::string commName;
 
   // "AllReduce #12 on rank 1 (comm 'x')": the start of every failure sentence.

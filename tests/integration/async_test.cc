@@ -135,6 +135,69 @@ TEST_P(AsyncTest, AbortReturnsPromptlyAndFailsPendingWaits) {
       }());
 }
 
+TEST_P(AsyncTest, MismatchedCallIsNamedInsteadOfHanging) {
+  HarnessOptions options;
+  options.timeoutMs = 60000;  // far longer than the test: the mismatch must be named, not timed out
+  runRanks(
+      GetParam(), 2,
+      [](const RankContext& ctx) {
+        // Rank 1 passes twice the count: it waits for data rank 0 never sends.
+        const size_t count = ctx.rank == 0 ? (1 << 20) : (2 << 20);
+        std::vector<float> data(count, 1.0f);
+        auto start = std::chrono::steady_clock::now();
+        loomResult_t rc =
+            loomAllReduce(data.data(), data.data(), count, loomFloat32, loomSum, ctx.comm, nullptr, nullptr);
+        double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (ctx.rank == 0) {
+          // Rank 0 stays on this call, so rank 1 compares arguments; the
+          // next test has rank 0 move on instead.
+          std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+          return;
+        }
+        {
+          EXPECT_EQ(rc, loomInvalidUsage) << loomGetErrorString(rc);
+          std::string sentence = loomCommGetLastError(ctx.comm);
+          EXPECT_NE(sentence.find("does not match rank 0: that rank called AllReduce #1 of 1048576 float32 (sum), "
+                                  "this rank AllReduce #1 of 2097152 float32 (sum)"),
+                    std::string::npos)
+              << sentence;
+          EXPECT_LT(seconds, 30.0) << "named only after " << seconds << " s";
+        }
+        // The communicator is broken now: later calls say so at once.
+        int32_t one = 1, sum = 0;
+        EXPECT_EQ(loomAllReduce(&one, &sum, 1, loomInt32, loomSum, ctx.comm, nullptr, nullptr), loomInvalidUsage);
+      },
+      options);
+}
+
+TEST_P(AsyncTest, RankThatMovedPastAMismatchedCallIsNamed) {
+  HarnessOptions options;
+  options.timeoutMs = 60000;
+  runRanks(
+      GetParam(), 2,
+      [](const RankContext& ctx) {
+        const size_t count = ctx.rank == 0 ? (1 << 20) : (2 << 20);
+        std::vector<float> data(count, 1.0f);
+        loomResult_t rc =
+            loomAllReduce(data.data(), data.data(), count, loomFloat32, loomSum, ctx.comm, nullptr, nullptr);
+        if (ctx.rank == 0) {
+          // Rank 0 finished its shorter call and starts the next collective
+          // (it may complete with data meant for the first: only rank 1's
+          // side is asserted).
+          EXPECT_EQ(rc, loomSuccess);
+          loomBarrier(ctx.comm, nullptr);
+          std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+          return;
+        }
+        EXPECT_EQ(rc, loomInvalidUsage) << loomGetErrorString(rc);
+        std::string sentence = loomCommGetLastError(ctx.comm);
+        EXPECT_NE(sentence.find("rank 0 already finished collective #1"), std::string::npos) << sentence;
+        EXPECT_NE(sentence.find("the ranks passed different arguments to collective #1"), std::string::npos)
+            << sentence;
+      },
+      options);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, AsyncTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),
                          [](const auto& info) { return modeName(info.param); });
 

@@ -82,6 +82,23 @@ uint32_t waitForChange(FutexCounter& counter, uint32_t seen, const WaitContext& 
         target.peerStatus->failed.load(std::memory_order_acquire) == StatusPage::kFailed)
       fail(loomRemoteError, ctx.describe() + " failed because rank " + std::to_string(target.peerRank) +
                                 " failed: " + target.peerStatus->failure);
+    if (ctx.call != nullptr && target.peerStatus != nullptr) {
+      // Checked only once asleep, so the fast path pays nothing for it. A
+      // peer that ran this collective with other arguments, or already
+      // finished it, will never send what this rank waits for.
+      const CollectiveCall theirs = target.peerStatus->readCall();
+      if (theirs.number == ctx.call->number && !theirs.sameCallAs(*ctx.call))
+        fail(loomInvalidUsage, ctx.describe() + " does not match rank " + std::to_string(target.peerRank) +
+                                   ": that rank called " + theirs.describe() + ", this rank " + ctx.call->describe() +
+                                   " (every rank must make the same collective calls)");
+      if (theirs.number > ctx.call->number)
+        fail(loomInvalidUsage, ctx.describe() + " cannot finish: rank " + std::to_string(target.peerRank) +
+                                   " already finished collective #" + std::to_string(ctx.call->number) +
+                                   " and started " + theirs.describe() + " while this rank (" + ctx.call->describe() +
+                                   ") still waits for it " + target.waitingFor +
+                                   ": the ranks passed different arguments to collective #" +
+                                   std::to_string(ctx.call->number));
+    }
     if (processGone(target.peerPid))
       fail(loomRemoteError, ctx.describe() + " failed: rank " + std::to_string(target.peerRank) + " (pid " +
                                 std::to_string(target.peerPid) + ") exited while this rank was waiting for it " +

@@ -7,10 +7,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "transport/collective_call.h"
+
 namespace loom::shm {
 
 struct StatusPage {
   std::atomic<uint64_t> collectivesStarted;
+  // The collective this rank runs, under a sequence lock: the writer makes
+  // callVersion odd while it writes, readers retry until they see one even
+  // value on both sides of their copy.
+  std::atomic<uint32_t> callVersion;
+  CollectiveCall call;
   // 0: no failure; kWriting: a thread is writing `failure`; kFailed: it is
   // written. Only the first failure is kept: it is the root cause.
   std::atomic<uint32_t> failed;
@@ -18,6 +25,9 @@ struct StatusPage {
   char failure[1024];  // the sentence of the failure, NUL-terminated
 
   static constexpr size_t kBytes = 4096;
+
+  void publishCall(const CollectiveCall& next);
+  CollectiveCall readCall() const;
 };
 static_assert(sizeof(StatusPage) <= StatusPage::kBytes);
 

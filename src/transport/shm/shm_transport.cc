@@ -64,8 +64,10 @@ ShmTransport::ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometr
   }
 }
 
-void ShmTransport::announceCollectiveStarted(uint64_t collectives) {
-  statusOf(rank_).collectivesStarted.store(collectives, std::memory_order_release);
+void ShmTransport::announceCollectiveStarted(const CollectiveCall& call) {
+  StatusPage& mine = statusOf(rank_);
+  mine.publishCall(call);
+  mine.collectivesStarted.store(call.number, std::memory_order_release);
 }
 
 int64_t ShmTransport::collectivesStartedBy(int peer) const {
@@ -80,6 +82,26 @@ void ShmTransport::announceFailure(const std::string& sentence) {
   std::memcpy(mine.failure, sentence.data(), length);
   mine.failure[length] = '\0';
   mine.failed.store(StatusPage::kFailed, std::memory_order_release);
+}
+
+// A byte-wise copy under the sequence lock: the struct is plain data, and a
+// torn copy is never used because the version check rejects it.
+void StatusPage::publishCall(const CollectiveCall& next) {
+  uint32_t version = callVersion.load(std::memory_order_relaxed);
+  callVersion.store(version + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  std::memcpy(static_cast<void*>(&call), &next, sizeof(call));
+  callVersion.store(version + 2, std::memory_order_release);
+}
+
+CollectiveCall StatusPage::readCall() const {
+  CollectiveCall copy;
+  for (;;) {
+    uint32_t before = callVersion.load(std::memory_order_acquire);
+    std::memcpy(static_cast<void*>(&copy), &call, sizeof(copy));
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if ((before & 1) == 0 && callVersion.load(std::memory_order_relaxed) == before) return copy;
+  }
 }
 
 }  // namespace loom::shm

@@ -29,7 +29,7 @@ class ShmTransport final : public Transport {
 
   SendConnection& sendTo(int peer) override { return *send_[peer]; }
   RecvConnection& recvFrom(int peer) override { return *recv_[peer]; }
-  void announceCollectiveStarted(uint64_t collectives) override;
+  void announceCollectiveStarted(const CollectiveCall& call) override;
   int64_t collectivesStartedBy(int peer) const override;
   void announceFailure(const std::string& sentence) override;
 
