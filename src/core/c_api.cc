@@ -97,14 +97,15 @@ loomResult_t onComm(const char* api, loomComm_t handle, Body&& body) {
   });
 }
 
-loomResult_t launch(Communicator& comm, const char* name, Communicator::Kind kind, const CollectiveCall* call,
-                    Communicator::Body body, loomRequest_t* request) {
+// call: null for Send/Recv, else the arguments every rank must pass alike.
+loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* call, Communicator::Body body,
+                    loomRequest_t* request) {
   if (request != nullptr) {
-    *request = new loomRequest{comm.submit(name, kind, call, std::move(body))};
+    *request = new loomRequest{comm.submit(name, call, std::move(body))};
     return loomSuccess;
   }
   std::string error;
-  loomResult_t result = comm.run(name, kind, call, body, &error);
+  loomResult_t result = comm.run(name, call, body, &error);
   if (result != loomSuccess) threadLastError = error;
   return result;
 }
@@ -115,20 +116,19 @@ void checkCommon(const char* api, loomDataType_t dtype, void* stream) {
   checkStream(api, stream);
 }
 
-// The arguments every rank must pass alike, for the peers' agreement check.
-// Held in a small owner so `.get()` can be passed within one full expression.
-struct CallOf {
+// A collective: the peers' agreement check compares name, count, dtype and,
+// where they matter, op and root.
+using CollectiveStep = void (*)(const Team&, const CollectiveArgs&, const WaitContext&);
+loomResult_t launchCollective(Communicator& comm, const char* name, CollectiveStep step, const CollectiveArgs& args,
+                              bool reduces, bool rooted, loomRequest_t* request) {
   CollectiveCall call;
-  const CollectiveCall* get() const { return &call; }
-};
-CallOf callOf(const char* name, const CollectiveArgs& args, bool reduces, bool rooted) {
-  CallOf result;
-  std::strncpy(result.call.name, name, sizeof(result.call.name) - 1);
-  result.call.count = args.count;
-  result.call.dtype = args.dtype;
-  result.call.op = reduces ? args.op : -1;
-  result.call.root = rooted ? args.root : -1;
-  return result;
+  std::strncpy(call.name, name, sizeof(call.name) - 1);
+  call.count = args.count;
+  call.dtype = args.dtype;
+  call.op = reduces ? args.op : -1;
+  call.root = rooted ? args.root : -1;
+  return launch(
+      comm, name, &call, [step, args](const Team& t, const WaitContext& w) { step(t, args, w); }, request);
 }
 
 // Send and Recv share their checks; one buffer is NULL in each.
@@ -143,8 +143,7 @@ loomResult_t pointToPoint(const char* api, const char* name, PointToPointStep st
     checkBuffer(api, "buf", sendbuf != nullptr ? sendbuf : recvbuf, checkedBytes(api, count, dtype, 1));
     CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, peer};
     return launch(
-        c, name, Communicator::Kind::kPointToPoint, nullptr,
-        [args, step](const Team& t, const WaitContext& w) { step(t, args, w); }, request);
+        c, name, nullptr, [args, step](const Team& t, const WaitContext& w) { step(t, args, w); }, request);
   });
 }
 
@@ -152,7 +151,6 @@ loomResult_t pointToPoint(const char* api, const char* name, PointToPointStep st
 }  // namespace loom
 
 using loom::Communicator;
-using Kind = loom::Communicator::Kind;
 
 extern "C" {
 
@@ -300,9 +298,7 @@ loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loo
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, 0};
-    return loom::launch(
-        c, "AllReduce", Kind::kCollective, loom::callOf("AllReduce", args, true, false).get(),
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::allReduce(t, args, w); }, request);
+    return loom::launchCollective(c, "AllReduce", loom::allReduce, args, true, false, request);
   });
 }
 
@@ -317,9 +313,7 @@ loomResult_t loomAllGather(const void* sendbuf, void* recvbuf, size_t sendcount,
     loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, true, sendBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, sendcount, dtype, loomSum, 0};
-    return loom::launch(
-        c, "AllGather", Kind::kCollective, loom::callOf("AllGather", args, false, false).get(),
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::ringAllGather(t, args, w); }, request);
+    return loom::launchCollective(c, "AllGather", loom::ringAllGather, args, false, false, request);
   });
 }
 
@@ -335,9 +329,7 @@ loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvco
     loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, false, recvBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, recvcount, dtype, op, 0};
-    return loom::launch(
-        c, "ReduceScatter", Kind::kCollective, loom::callOf("ReduceScatter", args, true, false).get(),
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::ringReduceScatter(t, args, w); }, request);
+    return loom::launchCollective(c, "ReduceScatter", loom::ringReduceScatter, args, true, false, request);
   });
 }
 
@@ -354,9 +346,7 @@ loomResult_t loomBroadcast(const void* sendbuf, void* recvbuf, size_t count, loo
     }
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, root};
-    return loom::launch(
-        c, "Broadcast", Kind::kCollective, loom::callOf("Broadcast", args, false, true).get(),
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::chainBroadcast(t, args, w); }, request);
+    return loom::launchCollective(c, "Broadcast", loom::chainBroadcast, args, false, true, request);
   });
 }
 
@@ -374,9 +364,7 @@ loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDa
       loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     }
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, root};
-    return loom::launch(
-        c, "Reduce", Kind::kCollective, loom::callOf("Reduce", args, true, true).get(),
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::chainReduce(t, args, w); }, request);
+    return loom::launchCollective(c, "Reduce", loom::chainReduce, args, true, true, request);
   });
 }
 
@@ -390,9 +378,7 @@ loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loom
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, 0};
-    return loom::launch(
-        c, "AllToAll", Kind::kCollective, loom::callOf("AllToAll", args, false, false).get(),
-        [args](const loom::Team& t, const loom::WaitContext& w) { loom::pairwiseAllToAll(t, args, w); }, request);
+    return loom::launchCollective(c, "AllToAll", loom::pairwiseAllToAll, args, false, false, request);
   });
 }
 
@@ -410,9 +396,10 @@ loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, l
 
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
   return loom::onComm("loomBarrier", comm, [&](Communicator& c) {
-    return loom::launch(
-        c, "Barrier", Kind::kCollective, loom::callOf("Barrier", loom::CollectiveArgs{}, false, false).get(),
-        [](const loom::Team& t, const loom::WaitContext& w) { loom::barrier(t, w); }, request);
+    return loom::launchCollective(
+        c, "Barrier",
+        [](const loom::Team& t, const loom::CollectiveArgs&, const loom::WaitContext& w) { loom::barrier(t, w); },
+        loom::CollectiveArgs{}, false, false, request);
   });
 }
 

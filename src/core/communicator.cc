@@ -173,31 +173,29 @@ Communicator::~Communicator() {
   engine_.drain();
 }
 
-Communicator::OpInfo Communicator::nextOperation(const char* name, Kind kind, const CollectiveCall* call) {
-  OpInfo info{name, kind, ++operations_, 0, {}};
-  if (kind == Kind::kCollective) {
-    info.collective = ++collectives_;
-    if (call != nullptr) info.call = *call;
-    info.call.number = info.collective;
+Communicator::OpInfo Communicator::nextOperation(const char* name, const CollectiveCall* call) {
+  OpInfo info{name, ++operations_, {}};
+  if (call != nullptr) {
+    info.call = *call;
+    info.call.number = ++collectives_;
   }
   LOOM_TRACE("COLL", team_.rank, name << " #" << info.sequence);
   return info;
 }
 
-std::shared_ptr<Request> Communicator::submit(const char* name, Kind kind, const CollectiveCall* call, Body body) {
+std::shared_ptr<Request> Communicator::submit(const char* name, const CollectiveCall* call, Body body) {
   auto request = std::make_shared<Request>(config_.timeoutMs);
   std::lock_guard<std::mutex> lock(submitMutex_);  // held while queuing, so order = sequence order
-  OpInfo info = nextOperation(name, kind, call);
+  OpInfo info = nextOperation(name, call);
   engine_.post([this, info, body = std::move(body), request] { execute(info, body, *request); });
   return request;
 }
 
-loomResult_t Communicator::run(const char* name, Kind kind, const CollectiveCall* call, const Body& body,
-                               std::string* error) {
+loomResult_t Communicator::run(const char* name, const CollectiveCall* call, const Body& body, std::string* error) {
   std::shared_ptr<Request> queued;
   {
     std::lock_guard<std::mutex> lock(submitMutex_);  // held while running inline: issue order holds
-    OpInfo info = nextOperation(name, kind, call);
+    OpInfo info = nextOperation(name, call);
     Request inlineRequest(config_.timeoutMs);
     if (engine_.runInlineIfIdle([&] { execute(info, body, inlineRequest); })) {
       loomResult_t result = inlineRequest.wait(0);
@@ -221,8 +219,8 @@ void Communicator::execute(const OpInfo& info, const Body& body, Request& reques
   wait.rank = team_.rank;
   wait.operation = info.name;
   wait.sequence = info.sequence;
-  if (info.kind == Kind::kCollective) wait.call = &info.call;
-  wait.commName = config_.name;
+  if (info.isCollective()) wait.call = &info.call;
+  wait.commName = &config_.name;
 
   std::string failure;
   loomResult_t code = loomSuccess;
@@ -240,14 +238,14 @@ void Communicator::execute(const OpInfo& info, const Body& body, Request& reques
   }
   if (code == loomSuccess) {
     try {
-      if (info.kind == Kind::kCollective && transport_) transport_->announceCollectiveStarted(info.call);
+      if (info.isCollective() && transport_) transport_->announceCollectiveStarted(info.call);
       body(team_, wait);
       request.complete(loomSuccess, std::string());
       return;
     } catch (const Error& e) {
       code = e.code();
       failure = e.what();
-      if (code == loomTimeout && info.kind == Kind::kCollective) failure += arrivalReport(info.collective);
+      if (code == loomTimeout && info.isCollective()) failure += arrivalReport(info.call.number);
     } catch (const std::exception& e) {
       code = loomInternalError;
       failure = wait.describe() + " failed inside Loom: " + e.what();

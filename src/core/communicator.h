@@ -30,17 +30,17 @@ class Communicator {
   int nranks() const { return team_.nranks; }
   const CommConfig& config() const { return config_; }
 
-  enum class Kind { kCollective, kPointToPoint };
   using Body = std::function<void(const Team&, const WaitContext&)>;
   // Queues the operation behind every earlier one. A blocking call on an
   // idle communicator runs it on the calling thread before returning.
-  // `call` (null for Send/Recv) is what every rank must agree on; peers
-  // compare it to name a mismatched call instead of hanging.
-  std::shared_ptr<Request> submit(const char* name, Kind kind, const CollectiveCall* call, Body body);
+  // `call` is null for Send/Recv; for a collective it is what every rank
+  // must agree on (its number is filled in here), and peers compare it to
+  // name a mismatched call instead of hanging.
+  std::shared_ptr<Request> submit(const char* name, const CollectiveCall* call, Body body);
   // Runs the operation and returns its result (the sentence in *error). On
   // an idle communicator it runs on this thread with no allocation beyond
   // the body; otherwise it queues behind the pending operations and waits.
-  loomResult_t run(const char* name, Kind kind, const CollectiveCall* call, const Body& body, std::string* error);
+  loomResult_t run(const char* name, const CollectiveCall* call, const Body& body, std::string* error);
 
   // As ncclCommSplit; null for LOOM_SPLIT_NOCOLOR. Collective over this one.
   std::unique_ptr<Communicator> split(int color, int key, const CommConfig& config);
@@ -55,13 +55,12 @@ class Communicator {
  private:
   struct OpInfo {
     const char* name;
-    Kind kind;
     uint64_t sequence;    // every operation of this communicator
-    uint64_t collective;  // collectives only: the arrival board's number
-    CollectiveCall call;  // collectives only: number and arguments
+    CollectiveCall call;  // number 0 for Send/Recv; else the arrival board's number and arguments
+    bool isCollective() const { return call.number != 0; }
   };
   void execute(const OpInfo& info, const Body& body, Request& request);
-  OpInfo nextOperation(const char* name, Kind kind, const CollectiveCall* call);  // with submitMutex_ held
+  OpInfo nextOperation(const char* name, const CollectiveCall* call);  // with submitMutex_ held
   std::string arrivalReport(uint64_t collective) const;
   void connectPeers(bootstrap::RendezvousClient& rendezvous);
   void orderRing(bootstrap::RendezvousClient& rendezvous);

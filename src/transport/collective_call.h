@@ -1,7 +1,7 @@
 // What every rank of a communicator must agree on for one collective. Each
 // rank publishes its own; a rank left waiting compares it with its peer's,
-// so "rank 1 called AllReduce #3 with 2097152 elements, this rank with
-// 1048576" replaces a hang or silently wrong data.
+// so a sentence naming both calls replaces a hang. (A mismatch that never
+// makes a rank wait, such as another op on equal counts, goes unseen.)
 #pragma once
 
 #include <cstdint>

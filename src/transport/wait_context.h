@@ -19,10 +19,10 @@ struct WaitContext {
   int spinIterations = 1000;  // busy polls before yielding
   int64_t yieldMicros = 0;    // how long to keep yielding before sleeping on the futex
   int rank = -1;
-  const char* operation = "";            // "AllReduce", ...
-  uint64_t sequence = 0;                 // the operation's number on this communicator
-  const CollectiveCall* call = nullptr;  // this rank's collective; null for Send/Recv
-  std::string commName;
+  const char* operation = "";             // "AllReduce", ...
+  uint64_t sequence = 0;                  // the operation's number on this communicator
+  const CollectiveCall* call = nullptr;   // this rank's collective; null for Send/Recv
+  const std::string* commName = nullptr;  // the communicator's name, may be empty
 
   // "AllReduce #12 on rank 1 (comm 'x')": the start of every failure sentence.
   std::string describe() const;
