@@ -27,14 +27,6 @@ void futexWakeAll(std::atomic<uint32_t>* address) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(address), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
 }
 
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 bool processGone(pid_t pid) {
   return pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
 }
@@ -91,6 +83,12 @@ uint32_t waitForChange(FutexCounter& counter, uint32_t seen, const WaitContext& 
         fail(loomInvalidUsage, ctx.describe() + " does not match rank " + std::to_string(target.peerRank) +
                                    ": that rank called " + theirs.describe() + ", this rank " + ctx.call->describe() +
                                    " (every rank must make the same collective calls)");
+      // A peer posts before it announces its next collective, so once that
+      // announcement is visible so is the post: look again before blaming it.
+      if (theirs.number > ctx.call->number) {
+        now = counter.value.load(std::memory_order_acquire);
+        if (now != seen) return now;
+      }
       if (theirs.number > ctx.call->number)
         fail(loomInvalidUsage, ctx.describe() + " cannot finish: rank " + std::to_string(target.peerRank) +
                                    " already finished collective #" + std::to_string(ctx.call->number) +

@@ -14,6 +14,15 @@
 
 namespace loom::shm {
 
+// A polling loop's pause: lets the sibling hyperthread run, saves power.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 // Lives in shared memory, on a cache line of its own.
 struct alignas(64) FutexCounter {
   std::atomic<uint32_t> value;

@@ -3,9 +3,16 @@
 #include <unistd.h>
 
 namespace loom::shm {
+namespace {
+
+std::atomic<uint32_t>& markOf(const char* slot) {
+  return *reinterpret_cast<std::atomic<uint32_t>*>(const_cast<char*>(slot));
+}
+
+}  // namespace
 
 size_t FifoGeometry::bytes() const {
-  size_t raw = kHeaderBytes + slotBytes * static_cast<size_t>(slots);
+  size_t raw = kHeaderBytes + slotStride() * static_cast<size_t>(slots);
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return (raw + page - 1) / page * page;
 }
@@ -18,17 +25,27 @@ ShmSendConnection::ShmSendConnection(void* fifo, FifoGeometry geometry, int peer
       peerRank_(peerRank),
       peerPid_(peerPid),
       peerStatus_(peerStatus),
-      posted_(header_->posted.value.load(std::memory_order_relaxed)) {}
+      posted_(header_->posted.value.load(std::memory_order_relaxed)),
+      releasedSeen_(header_->released.value.load(std::memory_order_relaxed)) {}
+
+char* ShmSendConnection::slot(uint32_t number) const {
+  return slots_ + (number % static_cast<uint32_t>(geometry_.slots)) * geometry_.slotStride();
+}
 
 void* ShmSendConnection::acquire(const WaitContext& ctx) {
-  uint32_t released = header_->released.value.load(std::memory_order_acquire);
   // Unsigned differences stay right when the 32-bit counters wrap.
-  while (posted_ - released >= static_cast<uint32_t>(geometry_.slots))
-    released = waitForChange(header_->released, released, ctx, {peerRank_, peerPid_, peerStatus_, "to free a slot"});
-  return slots_ + (posted_ % static_cast<uint32_t>(geometry_.slots)) * geometry_.slotBytes;
+  const uint32_t slots = static_cast<uint32_t>(geometry_.slots);
+  if (posted_ - releasedSeen_ >= slots) {
+    releasedSeen_ = header_->released.value.load(std::memory_order_acquire);
+    while (posted_ - releasedSeen_ >= slots)
+      releasedSeen_ =
+          waitForChange(header_->released, releasedSeen_, ctx, {peerRank_, peerPid_, peerStatus_, "to free a slot"});
+  }
+  return slot(posted_) + FifoGeometry::kMarkBytes;
 }
 
 void ShmSendConnection::post() {
+  markOf(slot(posted_)).store(posted_ + 1, std::memory_order_release);
   header_->posted.publish(++posted_);
 }
 
@@ -42,11 +59,26 @@ ShmRecvConnection::ShmRecvConnection(void* fifo, FifoGeometry geometry, int peer
       peerStatus_(peerStatus),
       released_(header_->released.value.load(std::memory_order_relaxed)) {}
 
+const char* ShmRecvConnection::slot(uint32_t number) const {
+  return slots_ + (number % static_cast<uint32_t>(geometry_.slots)) * geometry_.slotStride();
+}
+
 const void* ShmRecvConnection::acquire(const WaitContext& ctx) {
+  const char* next = slot(released_);
+  const std::atomic<uint32_t>& mark = markOf(next);
+  const uint32_t expected = released_ + 1;
+  for (int i = 0; i < ctx.spinIterations; ++i) {
+    if (mark.load(std::memory_order_acquire) == expected) return next + FifoGeometry::kMarkBytes;
+    cpuRelax();
+  }
+  // Not there yet: yield, then sleep, on the posted counter (the sender
+  // publishes it after the mark). This wait has done its polling already.
+  WaitContext patient = ctx;
+  patient.spinIterations = 0;
   uint32_t posted = header_->posted.value.load(std::memory_order_acquire);
   while (posted == released_)
-    posted = waitForChange(header_->posted, posted, ctx, {peerRank_, peerPid_, peerStatus_, "to send data"});
-  return slots_ + (released_ % static_cast<uint32_t>(geometry_.slots)) * geometry_.slotBytes;
+    posted = waitForChange(header_->posted, posted, patient, {peerRank_, peerPid_, peerStatus_, "to send data"});
+  return next + FifoGeometry::kMarkBytes;
 }
 
 void ShmRecvConnection::release() {
