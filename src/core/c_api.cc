@@ -98,10 +98,13 @@ loomResult_t onComm(const char* api, loomComm_t handle, Body&& body) {
 }
 
 // call: null for Send/Recv, else the arguments every rank must pass alike.
-loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* call, Communicator::Body body,
+// A blocking call lends body to the communicator; only a queued operation
+// gets a copy (std::function), so the common blocking case allocates nothing.
+template <typename Body>
+loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* call, const Body& body,
                     loomRequest_t* request) {
   if (request != nullptr) {
-    *request = new loomRequest{comm.submit(name, call, std::move(body))};
+    *request = new loomRequest{comm.submit(name, call, body)};
     return loomSuccess;
   }
   std::string error;

@@ -187,30 +187,35 @@ std::shared_ptr<Request> Communicator::submit(const char* name, const Collective
   auto request = std::make_shared<Request>(config_.timeoutMs);
   std::lock_guard<std::mutex> lock(submitMutex_);  // held while queuing, so order = sequence order
   OpInfo info = nextOperation(name, call);
-  engine_.post([this, info, body = std::move(body), request] { execute(info, body, *request); });
+  engine_.post([this, info, body = std::move(body), request] {
+    Outcome outcome = execute(info, body);
+    request->complete(outcome.code, std::move(outcome.failure));
+  });
   return request;
 }
 
-loomResult_t Communicator::run(const char* name, const CollectiveCall* call, const Body& body, std::string* error) {
+loomResult_t Communicator::run(const char* name, const CollectiveCall* call, BodyRef body, std::string* error) {
   std::shared_ptr<Request> queued;
   {
     std::lock_guard<std::mutex> lock(submitMutex_);  // held while running inline: issue order holds
     OpInfo info = nextOperation(name, call);
-    Request inlineRequest(config_.timeoutMs);
-    if (engine_.runInlineIfIdle([&] { execute(info, body, inlineRequest); })) {
-      loomResult_t result = inlineRequest.wait(0);
-      if (result != loomSuccess) *error = inlineRequest.error();
-      return result;
+    Outcome outcome;
+    if (engine_.runInlineIfIdle([&] { outcome = execute(info, body); })) {
+      if (outcome.code != loomSuccess) *error = std::move(outcome.failure);
+      return outcome.code;
     }
     queued = std::make_shared<Request>(config_.timeoutMs);
-    engine_.post([this, info, body, queued] { execute(info, body, *queued); });
+    engine_.post([this, info, body = Body(body), queued] {
+      Outcome late = execute(info, body);
+      queued->complete(late.code, std::move(late.failure));
+    });
   }
   loomResult_t result = queued->waitUntilDone();
   if (result != loomSuccess) *error = queued->error();
   return result;
 }
 
-void Communicator::execute(const OpInfo& info, const Body& body, Request& request) {
+Communicator::Outcome Communicator::execute(const OpInfo& info, BodyRef body) {
   WaitContext wait;
   wait.timeoutMs = config_.timeoutMs;
   wait.aborted = &aborted_;
@@ -222,44 +227,39 @@ void Communicator::execute(const OpInfo& info, const Body& body, Request& reques
   if (info.isCollective()) wait.call = &info.call;
   wait.commName = &config_.name;
 
-  std::string failure;
-  loomResult_t code = loomSuccess;
-  {
+  Outcome outcome;
+  if (broken_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(errorMutex_);
-    if (brokenBy_ != loomSuccess) {
-      code = brokenBy_ == loomAborted ? loomAborted : loomInvalidUsage;
-      failure = wait.describe() + " cannot run: this communicator failed earlier (" + brokenSentence_ +
-                "); destroy or abort it and create a new one";
-    }
-  }
-  if (code == loomSuccess && aborted_.load()) {
-    code = loomAborted;
-    failure = wait.describe() + " was aborted (loomCommAbort) before it started";
-  }
-  if (code == loomSuccess) {
+    outcome.code = brokenBy_ == loomAborted ? loomAborted : loomInvalidUsage;
+    outcome.failure = wait.describe() + " cannot run: this communicator failed earlier (" + brokenSentence_ +
+                      "); destroy or abort it and create a new one";
+  } else if (aborted_.load()) {
+    outcome.code = loomAborted;
+    outcome.failure = wait.describe() + " was aborted (loomCommAbort) before it started";
+  } else {
     try {
       if (info.isCollective() && transport_) transport_->announceCollectiveStarted(info.call);
       body(team_, wait);
-      request.complete(loomSuccess, std::string());
-      return;
+      return outcome;
     } catch (const Error& e) {
-      code = e.code();
-      failure = e.what();
-      if (code == loomTimeout && info.isCollective()) failure += arrivalReport(info.call.number);
+      outcome.code = e.code();
+      outcome.failure = e.what();
+      if (outcome.code == loomTimeout && info.isCollective()) outcome.failure += arrivalReport(info.call.number);
     } catch (const std::exception& e) {
-      code = loomInternalError;
-      failure = wait.describe() + " failed inside Loom: " + e.what();
+      outcome.code = loomInternalError;
+      outcome.failure = wait.describe() + " failed inside Loom: " + e.what();
     }
     {
       std::lock_guard<std::mutex> lock(errorMutex_);
-      brokenBy_ = code;
-      brokenSentence_ = failure;
+      brokenBy_ = outcome.code;
+      brokenSentence_ = outcome.failure;
+      broken_.store(true, std::memory_order_release);
     }
-    if (transport_) transport_->announceFailure(failure);
+    if (transport_) transport_->announceFailure(outcome.failure);
   }
-  LOOM_WARN("COLL", team_.rank, failure);
-  recordError(failure);
-  request.complete(code, failure);
+  LOOM_WARN("COLL", team_.rank, outcome.failure);
+  recordError(outcome.failure);
+  return outcome;
 }
 
 std::string Communicator::arrivalReport(uint64_t collective) const {

@@ -13,6 +13,7 @@
 #include "bootstrap/rendezvous.h"
 #include "collectives/collectives.h"
 #include "core/config.h"
+#include "core/function_ref.h"
 #include "core/progress_engine.h"
 #include "core/request.h"
 #include "transport/transport.h"
@@ -38,9 +39,10 @@ class Communicator {
   // name a mismatched call instead of hanging.
   std::shared_ptr<Request> submit(const char* name, const CollectiveCall* call, Body body);
   // Runs the operation and returns its result (the sentence in *error). On
-  // an idle communicator it runs on this thread with no allocation beyond
-  // the body; otherwise it queues behind the pending operations and waits.
-  loomResult_t run(const char* name, const CollectiveCall* call, const Body& body, std::string* error);
+  // an idle communicator it runs on this thread, allocating nothing;
+  // otherwise it queues a copy of body behind the pending operations and waits.
+  using BodyRef = FunctionRef<void(const Team&, const WaitContext&)>;
+  loomResult_t run(const char* name, const CollectiveCall* call, BodyRef body, std::string* error);
 
   // As ncclCommSplit; null for LOOM_SPLIT_NOCOLOR. Collective over this one.
   std::unique_ptr<Communicator> split(int color, int key, const CommConfig& config);
@@ -59,7 +61,11 @@ class Communicator {
     CollectiveCall call;  // number 0 for Send/Recv; else the arrival board's number and arguments
     bool isCollective() const { return call.number != 0; }
   };
-  void execute(const OpInfo& info, const Body& body, Request& request);
+  struct Outcome {
+    loomResult_t code = loomSuccess;
+    std::string failure;  // the sentence; empty on success
+  };
+  Outcome execute(const OpInfo& info, BodyRef body);
   OpInfo nextOperation(const char* name, const CollectiveCall* call);  // with submitMutex_ held
   std::string arrivalReport(uint64_t collective) const;
   void connectPeers(bootstrap::RendezvousClient& rendezvous);
@@ -79,6 +85,7 @@ class Communicator {
 
   mutable std::mutex errorMutex_;
   std::string lastError_;
+  std::atomic<bool> broken_{false};      // set with brokenBy_: lets execute() skip the lock
   loomResult_t brokenBy_ = loomSuccess;  // the failure that left the FIFOs out of step
   std::string brokenSentence_;
 
