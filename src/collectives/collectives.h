@@ -15,9 +15,10 @@ namespace loom {
 
 // Algorithm choices that LOOM_ALGO and the size thresholds control.
 struct Tuning {
-  enum class Force { kAuto, kRing, kAllPairs };
+  enum class Force { kAuto, kRing, kAllPairs, kDirect };
   Force force = Force::kAuto;
   size_t allPairsMaxBytes = 16 * 1024;  // per rank; above it AllReduce uses the ring
+  size_t directMinBytes = 256 * 1024;   // whole buffer (as nccl-tests' size); from it on, direct.h
 };
 
 // Where this rank sits and how it reaches the others.
@@ -54,8 +55,11 @@ void pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitCo
 void ringBarrier(const Team& team, const WaitContext& wait);
 
 // Entry points that pick the algorithm (all_pairs.h for small messages,
-// the ring otherwise), identically on every rank since the inputs are.
+// direct.h for large ones where peers' memory is readable, the ring
+// otherwise), identically on every rank since the inputs are.
 void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void barrier(const Team& team, const WaitContext& wait);
 
 // Splits `total` elements into `parts` nearly equal blocks; block i starts at

@@ -1,10 +1,25 @@
 // Algorithm choice. Every input to the decision (sizes, rank count, the
-// LOOM_ALGO setting) is the same on every rank, so all ranks pick alike and
-// their FIFOs stay in step.
+// LOOM_ALGO setting, whether peers' memory is readable, which ranks agreed
+// at init) is the same on every rank, so all ranks pick alike and their FIFOs
+// stay in step.
 #include "collectives/all_pairs.h"
 #include "collectives/collectives.h"
+#include "collectives/direct.h"
 
 namespace loom {
+namespace {
+
+// `bytes` is the whole buffer, as nccl-tests' size column counts it.
+bool useDirect(const Team& team, size_t bytes) {
+  if (!directAvailable(team)) return false;
+  switch (team.tuning.force) {
+    case Tuning::Force::kDirect: return true;
+    case Tuning::Force::kAuto: return bytes >= team.tuning.directMinBytes;
+    default: return false;
+  }
+}
+
+}  // namespace
 
 void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
@@ -14,8 +29,24 @@ void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& 
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
   if (allPairs)
     allPairsAllReduce(team, args, wait);
+  else if (useDirect(team, bytes))
+    directAllReduce(team, args, wait);
   else
     ringAllReduce(team, args, wait);
+}
+
+void allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  if (useDirect(team, args.count * loomTypeSize(args.dtype) * team.nranks))
+    directAllGather(team, args, wait);
+  else
+    ringAllGather(team, args, wait);
+}
+
+void reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  if (useDirect(team, args.count * loomTypeSize(args.dtype) * team.nranks))
+    directReduceScatter(team, args, wait);
+  else
+    ringReduceScatter(team, args, wait);
 }
 
 void barrier(const Team& team, const WaitContext& wait) {

@@ -316,7 +316,7 @@ loomResult_t loomAllGather(const void* sendbuf, void* recvbuf, size_t sendcount,
     loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, true, sendBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, sendcount, dtype, loomSum, 0};
-    return loom::launchCollective(c, "AllGather", loom::ringAllGather, args, false, false, request);
+    return loom::launchCollective(c, "AllGather", loom::allGather, args, false, false, request);
   });
 }
 
@@ -332,7 +332,7 @@ loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvco
     loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, false, recvBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, recvcount, dtype, op, 0};
-    return loom::launchCollective(c, "ReduceScatter", loom::ringReduceScatter, args, true, false, request);
+    return loom::launchCollective(c, "ReduceScatter", loom::reduceScatter, args, true, false, request);
   });
 }
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/logging.h"
 #include "topology/placement.h"
+#include "transport/shm/cross_memory_attach.h"
 #include "transport/shm/shm_transport.h"
 
 namespace loom {
@@ -97,8 +98,10 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.transport = nullptr;
   team_.tuning.force = config.algorithm == "ring"       ? Tuning::Force::kRing
                        : config.algorithm == "allpairs" ? Tuning::Force::kAllPairs
+                       : config.algorithm == "direct"   ? Tuning::Force::kDirect
                                                         : Tuning::Force::kAuto;
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
+  team_.tuning.directMinBytes = config.directMinBytes;
   spinIterations_ = chooseSpinIterations(config, nranks);
   yieldMicros_ = config.yieldMicros;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
@@ -126,7 +129,26 @@ void Communicator::connectPeers(bootstrap::RendezvousClient& rendezvous) {
   }
   if (team_.nranks == 1) return;
   shm::FifoGeometry geometry{config_.shmSlotBytes, config_.shmSlots};
-  transport_ = std::make_unique<shm::ShmTransport>(team_.rank, pids, geometry, rendezvous);
+  if (config_.crossMemoryAttach) shm::enableCrossMemoryAttach();
+  auto shm = std::make_unique<shm::ShmTransport>(team_.rank, pids, geometry, config_.crossMemoryAttach, rendezvous);
+  // A forced algorithm is never silently replaced: a benchmark or test that
+  // asked for single-copy reads must not measure the FIFOs instead.
+  if (config_.algorithm == "direct" && shm->peerMemory() == nullptr)
+    fail(loomUnsupported, "LOOM_ALGO=direct needs single-copy reads of peers' memory, which are off: " +
+                              (config_.crossMemoryAttach ? shm->peerMemoryUnavailable()
+                                                         : std::string("LOOM_CMA is not 1")) +
+                              "; set LOOM_CMA=1, or unset LOOM_ALGO");
+  if (team_.rank == 0) {
+    if (shm->peerMemory() != nullptr)
+      LOOM_INFO("INIT", team_.rank,
+                "large AllReduce/AllGather/ReduceScatter read peers' buffers directly (cross-memory attach) from "
+                    << config_.directMinBytes << " bytes");
+    else
+      LOOM_INFO("INIT", team_.rank,
+                "single-copy reads off, every byte goes through the FIFOs: "
+                    << (config_.crossMemoryAttach ? shm->peerMemoryUnavailable() : std::string("LOOM_CMA=0")));
+  }
+  transport_ = std::move(shm);
   team_.transport = transport_.get();
   for (int peer = 0; peer < team_.nranks; ++peer) {
     if (peer == team_.rank) continue;

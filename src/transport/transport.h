@@ -6,6 +6,7 @@
 
 #include "transport/collective_call.h"
 #include "transport/connection.h"
+#include "transport/peer_memory.h"
 
 namespace loom {
 
@@ -23,6 +24,9 @@ class Transport {
   virtual int64_t collectivesStartedBy(int peer) const = 0;
   // Tells every peer this rank failed, so they stop waiting for it.
   virtual void announceFailure(const std::string& sentence) = 0;
+  // Single-copy reads of peers' buffers; null unless every rank of the
+  // communicator can read every other's (decided together at init).
+  virtual const PeerMemory* peerMemory() const = 0;
 };
 
 }  // namespace loom

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/rank_harness.h"
+#include "support/scoped_env.h"
 
 namespace loom::test {
 namespace {
@@ -194,6 +195,35 @@ TEST_P(AsyncTest, RankThatMovedPastAMismatchedCallIsNamed) {
         EXPECT_NE(sentence.find("rank 0 already finished collective #1"), std::string::npos) << sentence;
         EXPECT_NE(sentence.find("the ranks passed different arguments to collective #1"), std::string::npos)
             << sentence;
+      },
+      options);
+}
+
+// The single-copy path swaps buffer addresses first; mismatched counts are
+// caught there, on both ranks, before either reads a peer's buffer past its end.
+TEST_P(AsyncTest, MismatchedCallOnTheDirectPathFailsOnEveryRank) {
+  ScopedEnv cma("LOOM_CMA", "1");
+  ScopedEnv force("LOOM_ALGO", "direct");
+  HarnessOptions options;
+  options.timeoutMs = 60000;
+  runRanks(
+      GetParam(), 2,
+      [](const RankContext& ctx) {
+        const size_t count = ctx.rank == 0 ? 1000 : 3000;
+        std::vector<float> send(count, 1.0f), recv(count * ctx.nranks, 0.0f);
+        auto start = std::chrono::steady_clock::now();
+        loomResult_t rc = loomAllGather(send.data(), recv.data(), count, loomFloat32, ctx.comm, nullptr, nullptr);
+        double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_EQ(rc, loomInvalidUsage) << loomGetErrorString(rc);
+        const int peer = 1 - ctx.rank;
+        std::string sentence = loomCommGetLastError(ctx.comm);
+        std::string theirs = "AllGather #1 of " + std::to_string(peer == 0 ? 1000 : 3000) + " float32";
+        std::string mine = "AllGather #1 of " + std::to_string(count) + " float32";
+        EXPECT_NE(sentence.find("does not match rank " + std::to_string(peer) + ": that rank called " + theirs +
+                                ", this rank " + mine),
+                  std::string::npos)
+            << sentence;
+        EXPECT_LT(seconds, 30.0) << "named only after " << seconds << " s";
       },
       options);
 }

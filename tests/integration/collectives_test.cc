@@ -13,6 +13,7 @@
 #include "support/buffers.h"
 #include "support/rank_harness.h"
 #include "support/reference.h"
+#include "support/scoped_env.h"
 
 namespace loom::test {
 namespace {
@@ -58,16 +59,6 @@ class CollectivesTest : public ::testing::TestWithParam<std::tuple<RankMode, int
   int nranks() const { return std::get<1>(GetParam()); }
 };
 
-// Sets an environment variable for the communicators a test creates.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
-
 void checkAllReduce(const RankContext& ctx, std::initializer_list<size_t> counts) {
   size_t caseIndex = 0;
   for (loomDataType_t dtype : kDtypes) {
@@ -105,27 +96,29 @@ TEST_P(CollectivesTest, AllReduceAllPairsUpToOneSlot) {
   runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllReduce(ctx, {1, 7, 1023, 16381}); });
 }
 
-TEST_P(CollectivesTest, ReduceScatter) {
-  runRanks(mode(), nranks(), [](const RankContext& ctx) {
-    size_t caseIndex = 0;
-    for (loomDataType_t dtype : kDtypes) {
-      for (loomRedOp_t op : kOps) {
-        ReductionReference reference(dtype, op, ctx.nranks);
-        for (size_t total : kCounts) {
-          const size_t count = perRankCount(total, ctx.nranks);
-          const size_t size = loomTypeSize(dtype);
-          for (bool inPlace : {false, true}) {
-            Buffer send(makeInput(dtype, op, ctx.rank, 0, count * ctx.nranks), misalignFor(caseIndex++));
-            Buffer recv(count * size, misalignFor(caseIndex++));
-            unsigned char* out = inPlace ? send.data() + ctx.rank * count * size : recv.data();
-            std::string what = caseName("ReduceScatter", dtype, op, count, inPlace, ctx.rank);
-            expectOk(loomReduceScatter(send.data(), out, count, dtype, op, ctx.comm, nullptr, nullptr), ctx.comm, what);
-            expectSame(reference.expected(ctx.rank * count, count), out, dtype, what);
-          }
+void checkReduceScatter(const RankContext& ctx) {
+  size_t caseIndex = 0;
+  for (loomDataType_t dtype : kDtypes) {
+    for (loomRedOp_t op : kOps) {
+      ReductionReference reference(dtype, op, ctx.nranks);
+      for (size_t total : kCounts) {
+        const size_t count = perRankCount(total, ctx.nranks);
+        const size_t size = loomTypeSize(dtype);
+        for (bool inPlace : {false, true}) {
+          Buffer send(makeInput(dtype, op, ctx.rank, 0, count * ctx.nranks), misalignFor(caseIndex++));
+          Buffer recv(count * size, misalignFor(caseIndex++));
+          unsigned char* out = inPlace ? send.data() + ctx.rank * count * size : recv.data();
+          std::string what = caseName("ReduceScatter", dtype, op, count, inPlace, ctx.rank);
+          expectOk(loomReduceScatter(send.data(), out, count, dtype, op, ctx.comm, nullptr, nullptr), ctx.comm, what);
+          expectSame(reference.expected(ctx.rank * count, count), out, dtype, what);
         }
       }
     }
-  });
+  }
+}
+
+TEST_P(CollectivesTest, ReduceScatter) {
+  runRanks(mode(), nranks(), checkReduceScatter);
 }
 
 TEST_P(CollectivesTest, Reduce) {
@@ -151,30 +144,44 @@ TEST_P(CollectivesTest, Reduce) {
   });
 }
 
-TEST_P(CollectivesTest, AllGather) {
-  runRanks(mode(), nranks(), [](const RankContext& ctx) {
-    size_t caseIndex = 0;
-    for (loomDataType_t dtype : kDtypes) {
-      for (size_t total : kCounts) {
-        const size_t count = perRankCount(total, ctx.nranks);
-        const size_t blockBytes = count * loomTypeSize(dtype);
-        for (bool inPlace : {false, true}) {
-          Bytes mine = makeInput(dtype, loomSum, ctx.rank, 0, count, true);
-          Buffer send(mine, misalignFor(caseIndex++));
-          Buffer recv(blockBytes * ctx.nranks, misalignFor(caseIndex++));
-          const unsigned char* in = send.data();
-          if (inPlace) {
-            if (blockBytes > 0) std::memcpy(recv.data() + ctx.rank * blockBytes, mine.data(), blockBytes);
-            in = recv.data() + ctx.rank * blockBytes;
-          }
-          std::string what = caseName("AllGather", dtype, loomSum, count, inPlace, ctx.rank);
-          expectOk(loomAllGather(in, recv.data(), count, dtype, ctx.comm, nullptr, nullptr), ctx.comm, what);
-          for (int q = 0; q < ctx.nranks; ++q)
-            expectSame(makeInput(dtype, loomSum, q, 0, count, true), recv.data() + q * blockBytes, dtype,
-                       what + ", block of rank " + std::to_string(q));
+void checkAllGather(const RankContext& ctx) {
+  size_t caseIndex = 0;
+  for (loomDataType_t dtype : kDtypes) {
+    for (size_t total : kCounts) {
+      const size_t count = perRankCount(total, ctx.nranks);
+      const size_t blockBytes = count * loomTypeSize(dtype);
+      for (bool inPlace : {false, true}) {
+        Bytes mine = makeInput(dtype, loomSum, ctx.rank, 0, count, true);
+        Buffer send(mine, misalignFor(caseIndex++));
+        Buffer recv(blockBytes * ctx.nranks, misalignFor(caseIndex++));
+        const unsigned char* in = send.data();
+        if (inPlace) {
+          if (blockBytes > 0) std::memcpy(recv.data() + ctx.rank * blockBytes, mine.data(), blockBytes);
+          in = recv.data() + ctx.rank * blockBytes;
         }
+        std::string what = caseName("AllGather", dtype, loomSum, count, inPlace, ctx.rank);
+        expectOk(loomAllGather(in, recv.data(), count, dtype, ctx.comm, nullptr, nullptr), ctx.comm, what);
+        for (int q = 0; q < ctx.nranks; ++q)
+          expectSame(makeInput(dtype, loomSum, q, 0, count, true), recv.data() + q * blockBytes, dtype,
+                     what + ", block of rank " + std::to_string(q));
       }
     }
+  }
+}
+
+TEST_P(CollectivesTest, AllGather) {
+  runRanks(mode(), nranks(), checkAllGather);
+}
+
+// Single-copy reads of peers' buffers (LOOM_CMA=1, cross-memory attach
+// between processes, plain reads between threads) forced at every size class.
+TEST_P(CollectivesTest, DirectAllReduceAllGatherReduceScatter) {
+  ScopedEnv cma("LOOM_CMA", "1");
+  ScopedEnv force("LOOM_ALGO", "direct");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    checkAllReduce(ctx, {0, 1, 7, 1023, kLargeCount});
+    checkAllGather(ctx);
+    checkReduceScatter(ctx);
   });
 }
 

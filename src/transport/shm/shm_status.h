@@ -23,6 +23,9 @@ struct StatusPage {
   std::atomic<uint32_t> failed;
   static constexpr uint32_t kFailed = 1, kWriting = 2;
   char failure[1024];  // the sentence of the failure, NUL-terminated
+  // Random bytes peers read through cross-memory attach at init and compare
+  // with what the shared mapping shows: proof that single-copy reads work.
+  unsigned char memoryProbe[16];
 
   static constexpr size_t kBytes = 4096;
 

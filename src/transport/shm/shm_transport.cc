@@ -8,6 +8,7 @@
 
 #include "bootstrap/unique_id.h"
 #include "core/error.h"
+#include "transport/shm/cross_memory_attach.h"
 
 namespace loom::shm {
 namespace {
@@ -27,27 +28,38 @@ std::string describeGeometry(const FifoGeometry& g) {
 
 }  // namespace
 
-ShmTransport::ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometry geometry,
+ShmTransport::ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometry geometry, bool tryPeerMemory,
                            bootstrap::RendezvousClient& rendezvous)
     : rank_(rank) {
   const int nranks = static_cast<int>(pids.size());
   const size_t fifoBytes = geometry.bytes();
   ShmSegment own = ShmSegment::create(uniqueSegmentName(rank), kStatusBytes + fifoBytes * nranks);
-  std::vector<std::string> names = rendezvous.allGather(own.name() + " " + describeGeometry(geometry));
+  StatusPage& ownStatus = *static_cast<StatusPage*>(own.data());
+  bootstrap::Secret probe = bootstrap::randomSecret();
+  static_assert(sizeof(probe) == sizeof(ownStatus.memoryProbe));
+  std::memcpy(ownStatus.memoryProbe, probe.data(), sizeof(probe));
+  char probeAddress[32];
+  std::snprintf(probeAddress, sizeof(probeAddress), "%p", static_cast<void*>(ownStatus.memoryProbe));
+  // "<segment name> <FIFO geometry> <address of memoryProbe in this process>"
+  std::vector<std::string> entries =
+      rendezvous.allGather(own.name() + " " + describeGeometry(geometry) + " " + probeAddress);
 
+  std::vector<const void*> probes(nranks, nullptr);
   for (int peer = 0; peer < nranks; ++peer) {
     if (peer == rank) {
       segments_.push_back(std::move(own));
       continue;
     }
-    const std::string& entry = names[peer];
-    size_t space = entry.find(' ');
-    if (space == std::string::npos || entry.compare(space + 1, std::string::npos, describeGeometry(geometry)) != 0)
-      fail(loomInvalidUsage, "rank " + std::to_string(peer) + " uses shared-memory FIFOs '" +
-                                 entry.substr(space == std::string::npos ? 0 : space + 1) + "' but rank " +
-                                 std::to_string(rank) + " uses '" + describeGeometry(geometry) +
+    char name[256] = {}, theirGeometry[64] = {};
+    void* theirProbe = nullptr;
+    if (std::sscanf(entries[peer].c_str(), "%255s %63s %p", name, theirGeometry, &theirProbe) != 3)
+      fail(loomRemoteError, "rank " + std::to_string(peer) + " sent a malformed shared-memory segment entry at init");
+    if (describeGeometry(geometry) != theirGeometry)
+      fail(loomInvalidUsage, "rank " + std::to_string(peer) + " uses shared-memory FIFOs '" + theirGeometry +
+                                 "' but rank " + std::to_string(rank) + " uses '" + describeGeometry(geometry) +
                                  "': set LOOM_SHM_SLOTS and LOOM_SHM_SLOT_BYTES alike on every rank");
-    segments_.push_back(ShmSegment::open(entry.substr(0, space), kStatusBytes + fifoBytes * nranks));
+    segments_.push_back(ShmSegment::open(name, kStatusBytes + fifoBytes * nranks));
+    probes[peer] = theirProbe;
   }
   // Only after every rank has mapped every segment may the names go.
   rendezvous.barrier();
@@ -62,6 +74,31 @@ ShmTransport::ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometr
     recv_[peer] = std::make_unique<ShmRecvConnection>(incoming, geometry, peer, pids[peer], &statusOf(peer));
     send_[peer] = std::make_unique<ShmSendConnection>(outgoing, geometry, peer, pids[peer], &statusOf(peer));
   }
+  if (tryPeerMemory) agreeOnPeerMemory(pids, probes, rendezvous);
+}
+
+// Every rank reads every peer's probe through process_vm_readv; single-copy
+// reads are used only if all of them succeed, because the ranks of one
+// collective must all pick the same algorithm.
+void ShmTransport::agreeOnPeerMemory(const std::vector<pid_t>& pids, const std::vector<const void*>& probes,
+                                     bootstrap::RendezvousClient& rendezvous) {
+  const int nranks = static_cast<int>(pids.size());
+  std::string problem;
+  for (int peer = 0; peer < nranks && problem.empty(); ++peer) {
+    if (peer == rank_ || pids[peer] == getpid()) continue;
+    std::string why = probeCrossMemoryAttach(pids[peer], probes[peer], statusOf(peer).memoryProbe,
+                                             sizeof(StatusPage::memoryProbe));
+    if (!why.empty())
+      problem = "rank " + std::to_string(rank_) + " cannot read the memory of rank " + std::to_string(peer) + ": " + why;
+  }
+  std::vector<std::string> verdicts = rendezvous.allGather(problem);
+  for (const std::string& verdict : verdicts) {
+    if (!verdict.empty()) {
+      peerMemoryUnavailable_ = verdict;
+      return;
+    }
+  }
+  peerMemory_ = std::make_unique<CrossMemoryAttach>(pids);
 }
 
 void ShmTransport::announceCollectiveStarted(const CollectiveCall& call) {

@@ -23,8 +23,9 @@ namespace loom::shm {
 class ShmTransport final : public Transport {
  public:
   // Collective: uses two rendezvous rounds (names, then "all mapped"),
-  // after which the segment names are unlinked.
-  ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometry geometry,
+  // after which the segment names are unlinked, and with tryPeerMemory a
+  // third in which ranks agree whether cross-memory attach works among all.
+  ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometry geometry, bool tryPeerMemory,
                bootstrap::RendezvousClient& rendezvous);
 
   SendConnection& sendTo(int peer) override { return *send_[peer]; }
@@ -32,6 +33,9 @@ class ShmTransport final : public Transport {
   void announceCollectiveStarted(const CollectiveCall& call) override;
   int64_t collectivesStartedBy(int peer) const override;
   void announceFailure(const std::string& sentence) override;
+  const PeerMemory* peerMemory() const override { return peerMemory_.get(); }
+  // Why single-copy reads are off (empty when they are on or were not tried).
+  const std::string& peerMemoryUnavailable() const { return peerMemoryUnavailable_; }
 
  private:
   StatusPage& statusOf(int rank) const { return *static_cast<StatusPage*>(segments_[rank].data()); }
@@ -41,6 +45,11 @@ class ShmTransport final : public Transport {
   std::vector<ShmSegment> segments_;  // index = owning rank
   std::vector<std::unique_ptr<SendConnection>> send_;
   std::vector<std::unique_ptr<RecvConnection>> recv_;
+  std::unique_ptr<PeerMemory> peerMemory_;
+  std::string peerMemoryUnavailable_;
+
+  void agreeOnPeerMemory(const std::vector<pid_t>& pids, const std::vector<const void*>& probes,
+                         bootstrap::RendezvousClient& rendezvous);
 };
 
 }  // namespace loom::shm

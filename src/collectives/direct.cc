@@ -1,0 +1,174 @@
+// The direct algorithms (see direct.h). Every one has the same shape:
+//   1. swap buffer addresses (and the call, so mismatched arguments fail
+//      here with both calls named instead of reading out of bounds);
+//   2. read from peers, each rank only what it needs;
+//   3. a barrier, so no rank returns, and reuses its buffers, while a peer
+//      still reads them.
+// AllReduce is ReduceScatter into each rank's own block of the output, a
+// barrier (every block done), then AllGather of the blocks.
+#include "collectives/direct.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "collectives/all_pairs.h"
+#include "collectives/primitives.h"
+#include "core/error.h"
+#include "reduce/reduce.h"
+
+namespace loom {
+namespace {
+
+// One rank's buffers for this collective, as addresses in its process.
+struct PeerBuffers {
+  const char* send = nullptr;
+  char* recv = nullptr;
+};
+
+struct AddressMessage {
+  uint64_t send;
+  uint64_t recv;
+  CollectiveCall call;
+};
+
+std::vector<PeerBuffers> swapAddresses(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  AddressMessage mine{reinterpret_cast<uintptr_t>(args.sendbuf), reinterpret_cast<uintptr_t>(args.recvbuf),
+                      wait.call != nullptr ? *wait.call : CollectiveCall{}};
+  for (int peer = 0; peer < team.nranks; ++peer) {
+    if (peer == team.rank) continue;
+    SendConnection& to = team.transport->sendTo(peer);
+    std::memcpy(to.acquire(wait), &mine, sizeof(mine));
+    to.post();
+  }
+  std::vector<PeerBuffers> all(team.nranks);
+  all[team.rank] = {static_cast<const char*>(args.sendbuf), static_cast<char*>(args.recvbuf)};
+  for (int peer = 0; peer < team.nranks; ++peer) {
+    if (peer == team.rank) continue;
+    RecvConnection& from = team.transport->recvFrom(peer);
+    AddressMessage theirs;
+    std::memcpy(&theirs, from.acquire(wait), sizeof(theirs));
+    from.release();
+    if (wait.call != nullptr && (theirs.call.number != wait.call->number || !theirs.call.sameCallAs(*wait.call)))
+      fail(loomInvalidUsage, wait.describe() + " does not match rank " + std::to_string(peer) + ": that rank called " +
+                                 theirs.call.describe() + ", this rank " + wait.call->describe() +
+                                 " (every rank must make the same collective calls)");
+    all[peer] = {reinterpret_cast<const char*>(static_cast<uintptr_t>(theirs.send)),
+                 reinterpret_cast<char*>(static_cast<uintptr_t>(theirs.recv))};
+  }
+  return all;
+}
+
+// Reductions read peers' data in chunks this size into a scratch buffer and
+// fold them into an accumulator of the same size: both stay in cache, so
+// memory sees each input read once and each output written once.
+constexpr size_t kChunkBytes = 64 * 1024;
+
+struct Scratch {
+  std::unique_ptr<char[]> memory{new char[2 * kChunkBytes]};
+  char* accumulator() { return memory.get(); }
+  char* incoming() { return memory.get() + kChunkBytes; }
+};
+
+// Per thread: algorithms run on a communicator's progress thread or its
+// caller, and a thread runs one collective at a time.
+Scratch& threadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// out[i] = in_0[i] op in_1[i] op ... op in_{P-1}[i], in rank order (so the
+// result is the same whichever rank computes it), where in_r is rank r's send
+// buffer from byte `offset` on. out may be this rank's own input (in place).
+void reduceFromAll(const Team& team, const std::vector<PeerBuffers>& peers, size_t offset, size_t count, char* out,
+                   const CollectiveArgs& args, const WaitContext& wait) {
+  const PeerMemory& memory = *team.transport->peerMemory();
+  const size_t elem = loomTypeSize(args.dtype);
+  const size_t chunk = kChunkBytes / elem;
+  Scratch& scratch = threadScratch();
+  const int last = team.nranks - 1;
+  for (size_t at = 0; at < count; at += chunk) {
+    const size_t n = std::min(chunk, count - at);
+    const size_t bytes = n * elem;
+    const size_t from = offset + at * elem;
+    // Rank r's chunk, readable here: in place when possible, else copied into `into`.
+    auto input = [&](int r, char* into) -> const void* {
+      const char* remote = peers[r].send + from;
+      if (r == team.rank) return remote;
+      if (const void* direct = memory.inPlace(r, remote)) return direct;
+      memory.read(r, remote, into, bytes, wait);
+      return into;
+    };
+    const void* sum = input(0, scratch.accumulator());
+    for (int r = 1; r < last; ++r) {
+      reduceArrays(scratch.accumulator(), sum, input(r, scratch.incoming()), n, args.dtype, args.op);
+      sum = scratch.accumulator();
+    }
+    char* dst = out + at * elem;
+    reduceArrays(dst, sum, input(last, scratch.incoming()), n, args.dtype, args.op);
+    if (args.op == loomAvg) divideArray(dst, n, args.dtype, team.nranks);
+  }
+}
+
+struct Block {
+  const char* remote;
+  size_t offset;
+  size_t bytes;
+};
+
+// Copies every peer's block (where blockOf(peer) says) into out, starting
+// with the next rank so that ranks spread their reads over the peers.
+template <typename BlockOf>
+void gatherFromAll(const Team& team, const BlockOf& blockOf, char* out, const WaitContext& wait) {
+  const PeerMemory& memory = *team.transport->peerMemory();
+  for (int step = 1; step < team.nranks; ++step) {
+    const int peer = (team.rank + step) % team.nranks;
+    auto [remote, offset, bytes] = blockOf(peer);
+    memory.read(peer, remote, out + offset, bytes, wait);
+  }
+}
+
+}  // namespace
+
+bool directAvailable(const Team& team) {
+  return team.nranks > 1 && team.transport != nullptr && team.transport->peerMemory() != nullptr;
+}
+
+void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
+  const size_t blockBytes = args.count * loomTypeSize(args.dtype);
+  reduceFromAll(team, peers, team.rank * blockBytes, args.count, static_cast<char*>(args.recvbuf), args, wait);
+  allPairsBarrier(team, wait);
+}
+
+void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
+  const size_t blockBytes = args.count * loomTypeSize(args.dtype);
+  char* out = static_cast<char*>(args.recvbuf);
+  copyBytes(out + team.rank * blockBytes, args.sendbuf, blockBytes);
+  gatherFromAll(
+      team, [&](int peer) { return Block{peers[peer].send, peer * blockBytes, blockBytes}; }, out, wait);
+  allPairsBarrier(team, wait);
+}
+
+void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
+  const size_t elem = loomTypeSize(args.dtype);
+  EvenSplit blocks{args.count, team.nranks};
+  char* out = static_cast<char*>(args.recvbuf);
+  const size_t own = blocks.blockOffset(team.rank) * elem;
+  reduceFromAll(team, peers, own, blocks.blockSize(team.rank), out + own, args, wait);
+  // In place, gathering overwrites the input blocks peers are still reducing.
+  allPairsBarrier(team, wait);
+  gatherFromAll(
+      team,
+      [&](int peer) {
+        const size_t offset = blocks.blockOffset(peer) * elem;
+        return Block{peers[peer].recv + offset, offset, blocks.blockSize(peer) * elem};
+      },
+      out, wait);
+  allPairsBarrier(team, wait);
+}
+
+}  // namespace loom
