@@ -15,10 +15,11 @@ namespace loom {
 
 // Algorithm choices that LOOM_ALGO and the size thresholds control.
 struct Tuning {
-  enum class Force { kAuto, kRing, kAllPairs, kDirect };
+  enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree };
   Force force = Force::kAuto;
   size_t allPairsMaxBytes = 16 * 1024;  // per rank; above it AllReduce uses the ring
   size_t directMinBytes = 256 * 1024;   // whole buffer (as nccl-tests' size); from it on, direct.h
+  size_t treeMaxBytes = 64 * 1024;      // Broadcast/Reduce up to this use the tree (tree.h), above it the chain
 };
 
 // Where this rank sits and how it reaches the others.
@@ -49,6 +50,8 @@ void ringAllGather(const Team& team, const CollectiveArgs& args, const WaitConte
 void ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void pointToPointSend(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
@@ -60,6 +63,8 @@ void ringBarrier(const Team& team, const WaitContext& wait);
 void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void broadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+void reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void barrier(const Team& team, const WaitContext& wait);
 
 // Splits `total` elements into `parts` nearly equal blocks; block i starts at

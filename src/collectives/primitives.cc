@@ -45,6 +45,12 @@ void Primitives::recvReduceCopy(RecvConnection& from, const void* local, void* d
   finishAverage(dst, count);
 }
 
+void Primitives::recvReduce(RecvConnection& from, const void* local, void* dst, size_t count) {
+  const void* in = from.acquire(wait_);
+  reduceArrays(dst, in, local, count, dtype_, op_);
+  from.release();
+}
+
 // The reduced chunk goes to the next rank's slot and to the user's buffer.
 // Working in cache-sized pieces makes the second write read the first from
 // cache, so memory sees one pass: read two inputs, write two outputs.

@@ -26,6 +26,8 @@ class Primitives {
   void recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count);
   // Final reduction step: dst = incoming (op) local, divided by nranks for avg.
   void recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count);
+  // A step before the final one: dst = incoming (op) local (dst may be local).
+  void recvReduce(RecvConnection& from, const void* local, void* dst, size_t count);
   void recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst, size_t count);
   void recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count);
 

@@ -49,6 +49,31 @@ void reduceScatter(const Team& team, const CollectiveArgs& args, const WaitConte
     ringReduceScatter(team, args, wait);
 }
 
+// Trees for small messages (fewer hops), chains for large ones (every link
+// busy once the pipeline fills).
+bool useTree(const Team& team, size_t bytes) {
+  if (team.nranks < 3) return false;  // with two ranks both are one hop
+  switch (team.tuning.force) {
+    case Tuning::Force::kTree: return true;
+    case Tuning::Force::kAuto: return bytes <= team.tuning.treeMaxBytes;
+    default: return false;
+  }
+}
+
+void broadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  if (useTree(team, args.count * loomTypeSize(args.dtype)))
+    treeBroadcast(team, args, wait);
+  else
+    chainBroadcast(team, args, wait);
+}
+
+void reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  if (useTree(team, args.count * loomTypeSize(args.dtype)))
+    treeReduce(team, args, wait);
+  else
+    chainReduce(team, args, wait);
+}
+
 void barrier(const Team& team, const WaitContext& wait) {
   if (team.nranks == 1) return;
   if (team.tuning.force == Tuning::Force::kRing)

@@ -349,7 +349,7 @@ loomResult_t loomBroadcast(const void* sendbuf, void* recvbuf, size_t count, loo
     }
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, root};
-    return loom::launchCollective(c, "Broadcast", loom::chainBroadcast, args, false, true, request);
+    return loom::launchCollective(c, "Broadcast", loom::broadcast, args, false, true, request);
   });
 }
 
@@ -367,7 +367,7 @@ loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDa
       loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     }
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, root};
-    return loom::launchCollective(c, "Reduce", loom::chainReduce, args, true, true, request);
+    return loom::launchCollective(c, "Reduce", loom::reduce, args, true, true, request);
   });
 }
 

@@ -99,9 +99,11 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.tuning.force = config.algorithm == "ring"       ? Tuning::Force::kRing
                        : config.algorithm == "allpairs" ? Tuning::Force::kAllPairs
                        : config.algorithm == "direct"   ? Tuning::Force::kDirect
+                       : config.algorithm == "tree"     ? Tuning::Force::kTree
                                                         : Tuning::Force::kAuto;
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
   team_.tuning.directMinBytes = config.directMinBytes;
+  team_.tuning.treeMaxBytes = config.treeMaxBytes;
   spinIterations_ = chooseSpinIterations(config, nranks);
   yieldMicros_ = config.yieldMicros;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);

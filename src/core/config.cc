@@ -100,9 +100,9 @@ CommConfig readCommConfig(const loomConfig_t* user) {
          "LOOM_SHM_SLOT_BYTES=" + std::to_string(config.shmSlotBytes) + " is not a multiple of 64");
   if (auto slots = env("LOOM_SHM_SLOTS")) config.shmSlots = parseInteger(*slots, "LOOM_SHM_SLOTS", 2, 1024);
   if (auto algorithm = env("LOOM_ALGO")) {
-    if (*algorithm != "ring" && *algorithm != "allpairs" && *algorithm != "direct")
+    if (*algorithm != "ring" && *algorithm != "allpairs" && *algorithm != "direct" && *algorithm != "tree")
       fail(loomInvalidArgument,
-           "LOOM_ALGO='" + *algorithm + "' is not ring, allpairs or direct (unset it to let Loom choose)");
+           "LOOM_ALGO='" + *algorithm + "' is not ring, allpairs, direct or tree (unset it to let Loom choose)");
     config.algorithm = *algorithm;
   }
   config.topoFile = topologyFileFromEnvironment();
@@ -113,6 +113,8 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     if (*cma != "0" && *cma != "1") fail(loomInvalidArgument, "LOOM_CMA='" + *cma + "' is not 0 or 1");
     config.crossMemoryAttach = *cma == "1";
   }
+  if (auto limit = env("LOOM_TREE_MAX_BYTES"))
+    config.treeMaxBytes = parseInteger(*limit, "LOOM_TREE_MAX_BYTES", 0, INT64_MAX / 2);
   if (auto limit = env("LOOM_DIRECT_MIN_BYTES"))
     config.directMinBytes = parseInteger(*limit, "LOOM_DIRECT_MIN_BYTES", 0, INT64_MAX / 2);
   if (auto yields = env("LOOM_YIELD_US")) config.yieldMicros = parseInteger(*yields, "LOOM_YIELD_US", 0, 10000000);

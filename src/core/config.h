@@ -31,12 +31,13 @@ struct CommConfig {
   int shmSlots = 8;                       // LOOM_SHM_SLOTS
   int spinIterations = -1;                // LOOM_SPIN; -1: chosen from cores vs ranks
   int64_t yieldMicros = 1000;             // LOOM_YIELD_US: time spent yielding before a futex sleep
-  std::string algorithm;                  // LOOM_ALGO: "", "ring", "allpairs" or "direct"
+  std::string algorithm;                  // LOOM_ALGO: "", "ring", "allpairs", "direct" or "tree"
   std::string topoFile;                   // LOOM_TOPO_FILE: NCCL or hwloc XML instead of detection
   std::string topoDumpFile;               // LOOM_TOPO_DUMP_FILE: write what was detected (NCCL XML)
   size_t allPairsMaxBytes = 16 * 1024;    // LOOM_ALLPAIRS_MAX_BYTES
   bool crossMemoryAttach = false;         // LOOM_CMA: single-copy reads of peers' buffers
   size_t directMinBytes = 256 * 1024;     // LOOM_DIRECT_MIN_BYTES
+  size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
 };
 
 // Throws loom::Error(loomInvalidArgument) naming the variable or field that

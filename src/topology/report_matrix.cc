@@ -2,6 +2,7 @@
 // Loom would build for a simulated launch.
 #include <cstdio>
 
+#include "collectives/tree.h"
 #include "topology/paths.h"
 #include "topology/placement.h"
 #include "topology/report.h"
@@ -75,6 +76,32 @@ void printMatrix(std::ostream& os, const Topology& t) {
   printLegend(os);
 }
 
+namespace {
+
+// "0 -> 2 3; 2 -> 1": each parent and its children, the tree of
+// collectives/tree.h over the ring, rooted at rank 0.
+std::string treeString(const std::vector<int>& ring) {
+  const int n = static_cast<int>(ring.size());
+  int rootPosition = 0;
+  while (rootPosition < n && ring[rootPosition] != 0) ++rootPosition;
+  auto rankAt = [&](int index) { return ring[(rootPosition + index) % n]; };
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    const TreeLinks links = treeLinks(n, i);
+    if (links.childCount == 0) continue;
+    if (!text.empty()) text += "; ";
+    text += std::to_string(rankAt(i));
+    text += " ->";
+    for (int c = 0; c < links.childCount; ++c) {
+      text += ' ';
+      text += std::to_string(rankAt(links.children[c]));
+    }
+  }
+  return text.empty() ? "(one rank)" : text;
+}
+
+}  // namespace
+
 void printRings(std::ostream& os, const Topology& t, int ranks, const std::string& mapBy) {
   std::vector<RankPlacement> placed = simulatePlacements(t, ranks, mapBy);
   os << ranks << " ranks, --map-by " << mapBy << ":\n";
@@ -89,6 +116,7 @@ void printRings(std::ostream& os, const Topology& t, int ranks, const std::strin
   std::vector<int> ring = ringOrder(placed);
   os << "  rank order: " << ringString(identity) << "  (" << crossingString(countCrossings(placed, identity)) << ")\n";
   os << "  Loom ring:  " << ringString(ring) << "  (" << crossingString(countCrossings(placed, ring)) << ")\n";
+  os << "  Loom tree:  " << treeString(ring) << "  (root 0; Broadcast and Reduce of small messages)\n";
 }
 
 }  // namespace loom::topo

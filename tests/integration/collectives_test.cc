@@ -121,27 +121,29 @@ TEST_P(CollectivesTest, ReduceScatter) {
   runRanks(mode(), nranks(), checkReduceScatter);
 }
 
-TEST_P(CollectivesTest, Reduce) {
-  runRanks(mode(), nranks(), [](const RankContext& ctx) {
-    size_t caseIndex = 0;
-    for (loomDataType_t dtype : kDtypes) {
-      for (loomRedOp_t op : kOps) {
-        ReductionReference reference(dtype, op, ctx.nranks);
-        for (size_t count : kCounts) {
-          for (bool inPlace : {false, true}) {
-            const int root = static_cast<int>(caseIndex / 2 % ctx.nranks);
-            Buffer send(makeInput(dtype, op, ctx.rank, 0, count), misalignFor(caseIndex++));
-            Buffer recv(count * loomTypeSize(dtype), misalignFor(caseIndex++));
-            unsigned char* out = inPlace ? send.data() : recv.data();
-            std::string what =
-                caseName("Reduce", dtype, op, count, inPlace, ctx.rank) + " root " + std::to_string(root);
-            expectOk(loomReduce(send.data(), out, count, dtype, op, root, ctx.comm, nullptr, nullptr), ctx.comm, what);
-            if (ctx.rank == root) expectSame(reference.expected(0, count), out, dtype, what);
-          }
+void checkReduce(const RankContext& ctx) {
+  size_t caseIndex = 0;
+  for (loomDataType_t dtype : kDtypes) {
+    for (loomRedOp_t op : kOps) {
+      ReductionReference reference(dtype, op, ctx.nranks);
+      for (size_t count : kCounts) {
+        for (bool inPlace : {false, true}) {
+          const int root = static_cast<int>(caseIndex / 2 % ctx.nranks);
+          Buffer send(makeInput(dtype, op, ctx.rank, 0, count), misalignFor(caseIndex++));
+          Buffer recv(count * loomTypeSize(dtype), misalignFor(caseIndex++));
+          unsigned char* out = inPlace ? send.data() : recv.data();
+          std::string what =
+              caseName("Reduce", dtype, op, count, inPlace, ctx.rank) + " root " + std::to_string(root);
+          expectOk(loomReduce(send.data(), out, count, dtype, op, root, ctx.comm, nullptr, nullptr), ctx.comm, what);
+          if (ctx.rank == root) expectSame(reference.expected(0, count), out, dtype, what);
         }
       }
     }
-  });
+  }
+}
+
+TEST_P(CollectivesTest, Reduce) {
+  runRanks(mode(), nranks(), checkReduce);
 }
 
 void checkAllGather(const RankContext& ctx) {
@@ -185,25 +187,45 @@ TEST_P(CollectivesTest, DirectAllReduceAllGatherReduceScatter) {
   });
 }
 
-TEST_P(CollectivesTest, Broadcast) {
-  runRanks(mode(), nranks(), [](const RankContext& ctx) {
-    size_t caseIndex = 0;
-    for (loomDataType_t dtype : kDtypes) {
-      for (size_t count : kCounts) {
-        for (bool inPlace : {false, true}) {
-          const int root = static_cast<int>(caseIndex / 2 % ctx.nranks);
-          const size_t bytes = count * loomTypeSize(dtype);
-          Buffer send(ctx.rank == root ? makeInput(dtype, loomSum, root, 0, count, true) : Bytes(bytes),
-                      misalignFor(caseIndex++));
-          Buffer recv(bytes, misalignFor(caseIndex++));
-          unsigned char* out = inPlace ? send.data() : recv.data();
-          std::string what =
-              caseName("Broadcast", dtype, loomSum, count, inPlace, ctx.rank) + " root " + std::to_string(root);
-          expectOk(loomBroadcast(send.data(), out, count, dtype, root, ctx.comm, nullptr, nullptr), ctx.comm, what);
-          expectSame(makeInput(dtype, loomSum, root, 0, count, true), out, dtype, what);
-        }
+void checkBroadcast(const RankContext& ctx) {
+  size_t caseIndex = 0;
+  for (loomDataType_t dtype : kDtypes) {
+    for (size_t count : kCounts) {
+      for (bool inPlace : {false, true}) {
+        const int root = static_cast<int>(caseIndex / 2 % ctx.nranks);
+        const size_t bytes = count * loomTypeSize(dtype);
+        Buffer send(ctx.rank == root ? makeInput(dtype, loomSum, root, 0, count, true) : Bytes(bytes),
+                    misalignFor(caseIndex++));
+        Buffer recv(bytes, misalignFor(caseIndex++));
+        unsigned char* out = inPlace ? send.data() : recv.data();
+        std::string what =
+            caseName("Broadcast", dtype, loomSum, count, inPlace, ctx.rank) + " root " + std::to_string(root);
+        expectOk(loomBroadcast(send.data(), out, count, dtype, root, ctx.comm, nullptr, nullptr), ctx.comm, what);
+        expectSame(makeInput(dtype, loomSum, root, 0, count, true), out, dtype, what);
       }
     }
+  }
+}
+
+TEST_P(CollectivesTest, Broadcast) {
+  runRanks(mode(), nranks(), checkBroadcast);
+}
+
+// Broadcast and Reduce take the tree up to LOOM_TREE_MAX_BYTES and the
+// chain above it: each forced over every size class and root.
+TEST_P(CollectivesTest, TreeBroadcastAndReduceAtEverySize) {
+  ScopedEnv force("LOOM_ALGO", "tree");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    checkBroadcast(ctx);
+    checkReduce(ctx);
+  });
+}
+
+TEST_P(CollectivesTest, ChainBroadcastAndReduceAtEverySize) {
+  ScopedEnv chainsOnly("LOOM_TREE_MAX_BYTES", "0");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    checkBroadcast(ctx);
+    checkReduce(ctx);
   });
 }
 

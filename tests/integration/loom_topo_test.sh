@@ -35,7 +35,8 @@ expect_line '^GPU0 +X +PIX +PIX +PHB +PHB +PHB +SYS'
 expect_line '^GPU0 +0-17,36-53 +0 +mlx5_0 \(PIX, 12 GB/s\)'
 expect_line '^  rank order: 0 1 2 3 .*sockets 4x'
 expect_line '^  Loom ring:  0 2 1 3 .*sockets 2x'
-pass "tree, matrix and rings of the Pascal node"
+expect_line '^  Loom tree:  0 -> 2 3; 2 -> 1  \(root 0'
+pass "tree, matrix, rings and the Broadcast/Reduce tree of the Pascal node"
 
 # DGX-2: every GPU pair NVL through the NVSwitch fabric.
 timeout 20 "$TOPO" --no-versions --topo-file "$DATA/nvidia-dgx2-16xV100-nvswitch.hwloc.xml" >"$WORK/out" 2>&1 ||

@@ -1,0 +1,105 @@
+// Broadcast and Reduce along the binary tree of tree.h, pipelined by chunks:
+// for small messages the tree's log2(n) hops beat the chain's n-1.
+#include <algorithm>
+#include <vector>
+
+#include "collectives/collectives.h"
+#include "collectives/primitives.h"
+#include "collectives/tree.h"
+
+namespace loom {
+namespace {
+
+// This rank's tree for `root`, with ranks instead of indices.
+struct RankTree {
+  int parent = -1;
+  int children[2] = {-1, -1};
+  int childCount = 0;
+};
+
+RankTree treeFor(const Team& team, int root) {
+  int rootPosition = 0;
+  while (team.ring[rootPosition] != root) ++rootPosition;
+  const int n = team.nranks;
+  const int index = ((team.ringPosition - rootPosition) % n + n) % n;
+  const TreeLinks links = treeLinks(n, index);
+  auto rankAt = [&](int i) { return team.ringRank(rootPosition + i); };
+  RankTree tree;
+  if (links.parent >= 0) tree.parent = rankAt(links.parent);
+  tree.childCount = links.childCount;
+  for (int c = 0; c < links.childCount; ++c) tree.children[c] = rankAt(links.children[c]);
+  return tree;
+}
+
+size_t treeChunkElements(const Team& team, const RankTree& tree, const Primitives& prims) {
+  size_t bytes = SIZE_MAX;
+  if (tree.parent >= 0) bytes = std::min(bytes, team.transport->recvFrom(tree.parent).slotBytes());
+  for (int c = 0; c < tree.childCount; ++c)
+    bytes = std::min(bytes, team.transport->sendTo(tree.children[c]).slotBytes());
+  return prims.chunkElements(bytes);
+}
+
+}  // namespace
+
+void treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  const size_t elem = prims.elementSize();
+  const char* in = static_cast<const char*>(args.sendbuf);
+  char* out = static_cast<char*>(args.recvbuf);
+  if (team.nranks == 1) {
+    copyBytes(out, in, args.count * elem);
+    return;
+  }
+  const RankTree tree = treeFor(team, args.root);
+  const size_t chunk = treeChunkElements(team, tree, prims);
+  for (size_t start = 0; start < args.count; start += chunk) {
+    const size_t len = std::min(chunk, args.count - start);
+    const size_t at = start * elem;
+    const char* data = in + at;  // what this rank passes on
+    if (tree.parent >= 0) {
+      prims.recv(team.transport->recvFrom(tree.parent), out + at, len);
+      data = out + at;
+    }
+    for (int c = 0; c < tree.childCount; ++c) prims.send(team.transport->sendTo(tree.children[c]), data, len);
+    if (tree.parent < 0) copyBytes(out + at, in + at, len * elem);
+  }
+}
+
+void treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  const size_t elem = prims.elementSize();
+  const char* in = static_cast<const char*>(args.sendbuf);
+  char* out = static_cast<char*>(args.recvbuf);
+  if (team.nranks == 1) {
+    prims.localReduceCopy(in, out, args.count);
+    return;
+  }
+  const RankTree tree = treeFor(team, args.root);
+  const bool isRoot = tree.parent < 0;
+  const size_t chunk = treeChunkElements(team, tree, prims);
+  // A rank with two children combines its input with the first child's in
+  // scratch (its recvbuf need not exist off the root), then the second's.
+  thread_local std::vector<char> scratch;
+  if (tree.childCount == 2 && !isRoot && scratch.size() < chunk * elem) scratch.resize(chunk * elem);
+  for (size_t start = 0; start < args.count; start += chunk) {
+    const size_t len = std::min(chunk, args.count - start);
+    const size_t at = start * elem;
+    const char* partial = in + at;
+    if (tree.childCount == 2) {
+      char* sum = isRoot ? out + at : scratch.data();
+      prims.recvReduce(team.transport->recvFrom(tree.children[0]), partial, sum, len);
+      partial = sum;
+    }
+    if (tree.childCount == 0) {
+      prims.send(team.transport->sendTo(tree.parent), partial, len);
+      continue;
+    }
+    RecvConnection& last = team.transport->recvFrom(tree.children[tree.childCount - 1]);
+    if (isRoot)
+      prims.recvReduceCopy(last, partial, out + at, len);
+    else
+      prims.recvReduceSend(last, team.transport->sendTo(tree.parent), partial, len);
+  }
+}
+
+}  // namespace loom
