@@ -159,6 +159,24 @@ TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
   EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
   EXPECT_NE(std::string(loomGetLastError()).find("LOOM_SHM_SLOT_BYTES"), std::string::npos);
   unsetenv("LOOM_SHM_SLOT_BYTES");
+  // Each algorithm setting names itself and what it accepts.
+  const struct {
+    const char* name;
+    const char* value;
+    const char* sentence;
+  } cases[] = {
+      {"LOOM_ALGO", "fast", "LOOM_ALGO='fast' is not ring, allpairs, direct or tree"},
+      {"LOOM_CMA", "yes", "LOOM_CMA='yes' is not 0 or 1"},
+      {"LOOM_TREE_MAX_BYTES", "-5", "LOOM_TREE_MAX_BYTES"},
+      {"LOOM_DIRECT_MIN_BYTES", "big", "LOOM_DIRECT_MIN_BYTES='big' is not an integer"},
+  };
+  for (const auto& c : cases) {
+    setenv(c.name, c.value, 1);
+    EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument) << c.name;
+    EXPECT_NE(std::string(loomGetLastError()).find(c.sentence), std::string::npos) << loomGetLastError();
+    unsetenv(c.name);
+  }
+  EXPECT_EQ(comm, nullptr);
 }
 
 }  // namespace
