@@ -50,10 +50,9 @@ bool hasNvlink(const Topology& t) {
   return false;
 }
 
-// NVML knows NVLink that hwloc (without its NVML plugin) does not.
-void addNvmlLinks(Topology& t) {
-  if (t.gpus().empty() || hasNvlink(t)) return;
-  NvmlInfo nvml = probeNvml();
+}  // namespace
+
+void addNvmlLinks(Topology& t, const NvmlInfo& nvml) {
   for (const NvlinkPeer& p : nvml.peers) {
     int a = t.findBusId(p.gpuBusId), b = t.findBusId(p.remoteBusId);
     if (a < 0 || b < 0) {
@@ -65,8 +64,6 @@ void addNvmlLinks(Topology& t) {
     t.addLink(a, b, LinkKind::kNvLink, bw, kNvlLatencyUs, p.lanes);
   }
 }
-
-}  // namespace
 
 std::string hwlocRuntimeVersion() {
   // hwloc has no call for its release (HWLOC_API_VERSION stays 2.8.0 for
@@ -96,7 +93,8 @@ std::unique_ptr<Topology> detectTopology() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   t->hostname = host;
-  addNvmlLinks(*t);
+  // NVML knows NVLink that hwloc (without its NVML plugin) does not.
+  if (!t->gpus().empty() && !hasNvlink(*t)) addNvmlLinks(*t, probeNvml());
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "topology/nvml_probe.h"
 #include "topology/topology.h"
 
 namespace loom::topo {
@@ -16,6 +17,10 @@ std::unique_ptr<Topology> detectTopology();
 // An hwloc XML file. Throws loom::Error naming the file when hwloc cannot
 // import it (wrong format version, not a topology).
 std::unique_ptr<Topology> importHwlocXml(const std::string& path);
+
+// Adds the NVLinks NVML reported between devices of t's PCI tree (links to
+// devices t does not have are logged and skipped).
+void addNvmlLinks(Topology& t, const NvmlInfo& nvml);
 
 // "2.9.0": the hwloc library Loom runs with.
 std::string hwlocRuntimeVersion();
