@@ -7,20 +7,6 @@
 #include "collectives/primitives.h"
 
 namespace loom {
-namespace {
-
-int positionOf(const Team& team, int rank) {
-  for (int i = 0; i < team.nranks; ++i)
-    if (team.ring[i] == rank) return i;
-  return 0;
-}
-
-// Distance from `from` to this rank going forward around the ring.
-int hopsFrom(const Team& team, int from) {
-  return ((team.ringPosition - positionOf(team, from)) % team.nranks + team.nranks) % team.nranks;
-}
-
-}  // namespace
 
 void chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
@@ -32,7 +18,7 @@ void chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitCont
     copyBytes(out, in, args.count * elem);
     return;
   }
-  const int hops = hopsFrom(team, args.root);
+  const int hops = team.hopsFrom(args.root);
   const bool isLast = hops == team.nranks - 1;
   SendConnection* next = isLast ? nullptr : &team.next();
   RecvConnection* prev = isRoot ? nullptr : &team.prev();
@@ -63,7 +49,7 @@ void chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext
     return;
   }
   // The chain starts just after the root and ends at it.
-  const int hops = hopsFrom(team, args.root);
+  const int hops = team.hopsFrom(args.root);
   const bool isFirst = hops == 1;
   SendConnection* next = isRoot ? nullptr : &team.next();
   RecvConnection* prev = isFirst ? nullptr : &team.prev();

@@ -32,6 +32,13 @@ struct Team {
   Tuning tuning;
 
   int ringRank(int position) const { return ring[((position % nranks) + nranks) % nranks]; }
+  int positionOf(int rank) const {
+    int position = 0;
+    while (ring[position] != rank) ++position;
+    return position;
+  }
+  // Steps forward around the ring from `rank` to this rank.
+  int hopsFrom(int rank) const { return ((ringPosition - positionOf(rank)) % nranks + nranks) % nranks; }
   SendConnection& next() const { return transport->sendTo(ringRank(ringPosition + 1)); }
   RecvConnection& prev() const { return transport->recvFrom(ringRank(ringPosition - 1)); }
 };

@@ -51,9 +51,7 @@ std::vector<PeerBuffers> swapAddresses(const Team& team, const CollectiveArgs& a
     std::memcpy(&theirs, from.acquire(wait), sizeof(theirs));
     from.release();
     if (wait.call != nullptr && (theirs.call.number != wait.call->number || !theirs.call.sameCallAs(*wait.call)))
-      fail(loomInvalidUsage, wait.describe() + " does not match rank " + std::to_string(peer) + ": that rank called " +
-                                 theirs.call.describe() + ", this rank " + wait.call->describe() +
-                                 " (every rank must make the same collective calls)");
+      fail(loomInvalidUsage, wait.describeMismatch(peer, theirs.call));
     all[peer] = {reinterpret_cast<const char*>(static_cast<uintptr_t>(theirs.send)),
                  reinterpret_cast<char*>(static_cast<uintptr_t>(theirs.recv))};
   }

@@ -10,8 +10,9 @@
 
 namespace loom {
 
+// Indices in the rotated order (algorithms map them to ranks).
 struct TreeLinks {
-  int parent = -1;  // index in the rotated order; -1 at the root
+  int parent = -1;  // -1 at the root
   int children[2] = {-1, -1};
   int childCount = 0;
 };

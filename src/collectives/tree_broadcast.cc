@@ -10,28 +10,16 @@
 namespace loom {
 namespace {
 
-// This rank's tree for `root`, with ranks instead of indices.
-struct RankTree {
-  int parent = -1;
-  int children[2] = {-1, -1};
-  int childCount = 0;
-};
-
-RankTree treeFor(const Team& team, int root) {
-  int rootPosition = 0;
-  while (team.ring[rootPosition] != root) ++rootPosition;
-  const int n = team.nranks;
-  const int index = ((team.ringPosition - rootPosition) % n + n) % n;
-  const TreeLinks links = treeLinks(n, index);
-  auto rankAt = [&](int i) { return team.ringRank(rootPosition + i); };
-  RankTree tree;
-  if (links.parent >= 0) tree.parent = rankAt(links.parent);
-  tree.childCount = links.childCount;
-  for (int c = 0; c < links.childCount; ++c) tree.children[c] = rankAt(links.children[c]);
+// This rank's tree for `root`: treeLinks with ranks in place of indices.
+TreeLinks treeFor(const Team& team, int root) {
+  const int rootPosition = team.positionOf(root);
+  TreeLinks tree = treeLinks(team.nranks, team.hopsFrom(root));
+  if (tree.parent >= 0) tree.parent = team.ringRank(rootPosition + tree.parent);
+  for (int c = 0; c < tree.childCount; ++c) tree.children[c] = team.ringRank(rootPosition + tree.children[c]);
   return tree;
 }
 
-size_t treeChunkElements(const Team& team, const RankTree& tree, const Primitives& prims) {
+size_t treeChunkElements(const Team& team, const TreeLinks& tree, const Primitives& prims) {
   size_t bytes = SIZE_MAX;
   if (tree.parent >= 0) bytes = std::min(bytes, team.transport->recvFrom(tree.parent).slotBytes());
   for (int c = 0; c < tree.childCount; ++c)
@@ -50,7 +38,7 @@ void treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitConte
     copyBytes(out, in, args.count * elem);
     return;
   }
-  const RankTree tree = treeFor(team, args.root);
+  const TreeLinks tree = treeFor(team, args.root);
   const size_t chunk = treeChunkElements(team, tree, prims);
   for (size_t start = 0; start < args.count; start += chunk) {
     const size_t len = std::min(chunk, args.count - start);
@@ -74,7 +62,7 @@ void treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext&
     prims.localReduceCopy(in, out, args.count);
     return;
   }
-  const RankTree tree = treeFor(team, args.root);
+  const TreeLinks tree = treeFor(team, args.root);
   const bool isRoot = tree.parent < 0;
   const size_t chunk = treeChunkElements(team, tree, prims);
   // A rank with two children combines its input with the first child's in

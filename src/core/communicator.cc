@@ -133,22 +133,20 @@ void Communicator::connectPeers(bootstrap::RendezvousClient& rendezvous) {
   shm::FifoGeometry geometry{config_.shmSlotBytes, config_.shmSlots};
   if (config_.crossMemoryAttach) shm::enableCrossMemoryAttach();
   auto shm = std::make_unique<shm::ShmTransport>(team_.rank, pids, geometry, config_.crossMemoryAttach, rendezvous);
+  const std::string whyNoSingleCopy =
+      config_.crossMemoryAttach ? shm->peerMemoryUnavailable() : std::string("LOOM_CMA is not 1");
   // A forced algorithm is never silently replaced: a benchmark or test that
   // asked for single-copy reads must not measure the FIFOs instead.
   if (config_.algorithm == "direct" && shm->peerMemory() == nullptr)
     fail(loomUnsupported, "LOOM_ALGO=direct needs single-copy reads of peers' memory, which are off: " +
-                              (config_.crossMemoryAttach ? shm->peerMemoryUnavailable()
-                                                         : std::string("LOOM_CMA is not 1")) +
-                              "; set LOOM_CMA=1, or unset LOOM_ALGO");
+                              whyNoSingleCopy + "; set LOOM_CMA=1, or unset LOOM_ALGO");
   if (team_.rank == 0) {
     if (shm->peerMemory() != nullptr)
       LOOM_INFO("INIT", team_.rank,
                 "large AllReduce/AllGather/ReduceScatter read peers' buffers directly (cross-memory attach) from "
                     << config_.directMinBytes << " bytes");
     else
-      LOOM_INFO("INIT", team_.rank,
-                "single-copy reads off, every byte goes through the FIFOs: "
-                    << (config_.crossMemoryAttach ? shm->peerMemoryUnavailable() : std::string("LOOM_CMA=0")));
+      LOOM_INFO("INIT", team_.rank, "single-copy reads off, every byte goes through the FIFOs: " << whyNoSingleCopy);
   }
   transport_ = std::move(shm);
   team_.transport = transport_.get();

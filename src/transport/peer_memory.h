@@ -18,8 +18,9 @@ class PeerMemory {
   // Non-null when `peer` shares this process's address space (ranks as
   // threads): `remote` can then be read in place, with no copy at all.
   virtual const void* inPlace(int peer, const void* remote) const = 0;
-  // Copies `bytes` from address `remote` of `peer` into `local`. Throws
-  // loomRemoteError naming the peer when its memory cannot be read.
+  // Copies `bytes` from address `remote` of `peer` into `local`. Throws,
+  // naming the peer: loomRemoteError if it exited, loomInvalidUsage if the
+  // range is not mapped (a buffer shorter than the count), loomAborted.
   virtual void read(int peer, const void* remote, void* local, size_t bytes, const WaitContext& ctx) const = 0;
 };
 

@@ -8,4 +8,10 @@ std::string WaitContext::describe() const {
   return text;
 }
 
+std::string WaitContext::describeMismatch(int peer, const CollectiveCall& theirs) const {
+  return describe() + " does not match rank " + std::to_string(peer) + ": that rank called " + theirs.describe() +
+         ", this rank " + (call != nullptr ? call->describe() : std::string("no collective")) +
+         " (every rank must make the same collective calls)";
+}
+
 }  // namespace loom

@@ -26,6 +26,8 @@ struct WaitContext {
 
   // "AllReduce #12 on rank 1 (comm 'x')": the start of every failure sentence.
   std::string describe() const;
+  // The sentence for a peer whose call differs from this rank's (`call`).
+  std::string describeMismatch(int peer, const CollectiveCall& theirs) const;
 };
 
 }  // namespace loom

@@ -80,9 +80,7 @@ uint32_t waitForChange(FutexCounter& counter, uint32_t seen, const WaitContext& 
       // finished it, will never send what this rank waits for.
       const CollectiveCall theirs = target.peerStatus->readCall();
       if (theirs.number == ctx.call->number && !theirs.sameCallAs(*ctx.call))
-        fail(loomInvalidUsage, ctx.describe() + " does not match rank " + std::to_string(target.peerRank) +
-                                   ": that rank called " + theirs.describe() + ", this rank " + ctx.call->describe() +
-                                   " (every rank must make the same collective calls)");
+        fail(loomInvalidUsage, ctx.describeMismatch(target.peerRank, theirs));
       // A peer posts before it announces its next collective, so once that
       // announcement is visible so is the post: look again before blaming it.
       if (theirs.number > ctx.call->number) {
