@@ -5,7 +5,11 @@
 // beats the ring's bandwidth advantage.
 #include "collectives/all_pairs.h"
 
+#include <cstring>
+#include <string>
+
 #include "collectives/primitives.h"
+#include "core/error.h"
 #include "reduce/reduce.h"
 
 namespace loom {
@@ -49,18 +53,29 @@ void allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   if (args.op == loomAvg) divideArray(out, args.count, args.dtype, team.nranks);
 }
 
+// Each token carries the collective's number: a token that arrives in
+// another collective means the ranks' message streams went out of step, and
+// this rank says so instead of running on with the wrong data.
 void allPairsBarrier(const Team& team, const WaitContext& wait) {
+  const uint64_t number = wait.call != nullptr ? wait.call->number : 0;
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
     SendConnection& to = team.transport->sendTo(peer);
-    to.acquire(wait);
+    std::memcpy(to.acquire(wait), &number, sizeof(number));
     to.post();
   }
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
     RecvConnection& from = team.transport->recvFrom(peer);
-    from.acquire(wait);
+    uint64_t theirs = 0;
+    std::memcpy(&theirs, from.acquire(wait), sizeof(theirs));
     from.release();
+    if (theirs != number)
+      fail(loomInvalidUsage, wait.describe() + ": what rank " + std::to_string(peer) +
+                                 " sent is not this collective's barrier token (it reads as collective #" +
+                                 std::to_string(theirs) +
+                                 "): the ranks' calls are out of step (a different collective, or different "
+                                 "arguments to an earlier one)");
   }
 }
 

@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <string>
+
+#include "core/error.h"
+
 namespace loom::shm {
 namespace {
 
@@ -37,6 +41,10 @@ void* ShmSendConnection::acquire(const WaitContext& ctx) {
   const uint32_t slots = static_cast<uint32_t>(geometry_.slots);
   if (posted_ - releasedSeen_ >= slots) {
     releasedSeen_ = header_->released.value.load(std::memory_order_acquire);
+    if (releasedSeen_ - posted_ <= slots && releasedSeen_ != posted_)
+      fail(loomInternalError, ctx.describe() + ": the FIFO to rank " + std::to_string(peerRank_) +
+                                  " is out of step: that rank released " + std::to_string(releasedSeen_) +
+                                  " slots but only " + std::to_string(posted_) + " were posted");
     while (posted_ - releasedSeen_ >= slots)
       releasedSeen_ =
           waitForChange(header_->released, releasedSeen_, ctx, {peerRank_, peerPid_, peerStatus_, "to free a slot"});
@@ -75,9 +83,22 @@ const void* ShmRecvConnection::acquire(const WaitContext& ctx) {
   // publishes it after the mark). This wait has done its polling already.
   WaitContext patient = ctx;
   patient.spinIterations = 0;
+  // The sender marks a slot before it counts it posted, so this side, having
+  // taken the previous message by its mark, can be one ahead of `posted`:
+  // wait until `posted` passes released_ (or the mark shows up), not merely
+  // until it differs from released_.
   uint32_t posted = header_->posted.value.load(std::memory_order_acquire);
-  while (posted == released_)
+  while (static_cast<int32_t>(posted - released_) <= 0 && mark.load(std::memory_order_acquire) != expected)
     posted = waitForChange(header_->posted, posted, patient, {peerRank_, peerPid_, peerStatus_, "to send data"});
+  // Either way the mark must be there now; if not, the two sides disagree on
+  // the stream's position and reading on would hand stale bytes to the
+  // algorithm.
+  const uint32_t seen = mark.load(std::memory_order_acquire);
+  if (seen != expected)
+    fail(loomInternalError, ctx.describe() + ": the FIFO from rank " + std::to_string(peerRank_) +
+                                " is out of step: its posted count is " + std::to_string(posted) +
+                                ", this side has released " + std::to_string(released_) + ", but the next slot's mark is " +
+                                std::to_string(seen) + ", not " + std::to_string(expected));
   return next + FifoGeometry::kMarkBytes;
 }
 
