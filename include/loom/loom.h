@@ -117,6 +117,30 @@ loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, l
                       loomRequest_t* request);
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
 
+/* Registered buffers: single-copy collectives on one host.
+ *
+ * loomMemAlloc returns page-aligned host memory that other processes can map
+ * (a memfd); loomMemFree releases it (NULL is a no-op) and fails with
+ * loomInvalidUsage while a communicator still has it registered.
+ *
+ * loomCommRegister is collective over comm: every rank calls it, in the same
+ * order relative to its other collectives, each with its own buffer (sizes
+ * may differ). buff..buff+size must lie inside one loomMemAlloc allocation.
+ * Every rank then maps every other's buffer, or, if any rank cannot (ranks in
+ * different pid namespaces or under different users), all fail alike with
+ * loomSystemError and nothing is registered. Once registered, an AllReduce,
+ * AllGather or ReduceScatter whose send and receive buffers lie in
+ * registered buffers on every rank (and whose size is at least
+ * LOOM_DIRECT_MIN_BYTES) copies each byte once, straight between the ranks'
+ * buffers, instead of staging it through shared-memory FIFOs. Calls with
+ * any other buffers run as before. loomCommDeregister is collective too: every
+ * rank passes the handle of the same registration. Destroying the
+ * communicator drops its registrations. */
+loomResult_t loomMemAlloc(void** ptr, size_t size);
+loomResult_t loomMemFree(void* ptr);
+loomResult_t loomCommRegister(loomComm_t comm, void* buff, size_t size, void** handle);
+loomResult_t loomCommDeregister(loomComm_t comm, void* handle);
+
 /* loomSuccess once done; loomTimeout if not done within timeoutMs (-1: the
  * communicator's timeout; 0: poll) while the operation keeps running and the
  * request stays valid; otherwise the operation's own error. */

@@ -6,7 +6,6 @@
 #include "collectives/all_pairs.h"
 
 #include <cstring>
-#include <string>
 
 #include "collectives/primitives.h"
 #include "core/error.h"
@@ -76,6 +75,25 @@ void allPairsBarrier(const Team& team, const WaitContext& wait) {
                                  std::to_string(theirs) +
                                  "): the ranks' calls are out of step (a different collective, or different "
                                  "arguments to an earlier one)");
+  }
+}
+
+void allPairsExchange(const Team& team, const void* mine, size_t bytes, void* all, const WaitContext& wait,
+                      FunctionRef<void(int)> received) {
+  char* into = static_cast<char*>(all);
+  std::memcpy(into + team.rank * bytes, mine, bytes);
+  for (int peer = 0; peer < team.nranks; ++peer) {
+    if (peer == team.rank) continue;
+    SendConnection& to = team.transport->sendTo(peer);
+    std::memcpy(to.acquire(wait), mine, bytes);
+    to.post();
+  }
+  for (int peer = 0; peer < team.nranks; ++peer) {
+    if (peer == team.rank) continue;
+    RecvConnection& from = team.transport->recvFrom(peer);
+    std::memcpy(into + peer * bytes, from.acquire(wait), bytes);
+    from.release();
+    received(peer);
   }
 }
 

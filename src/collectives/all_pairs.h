@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "collectives/collectives.h"
+#include "core/function_ref.h"
 
 namespace loom {
 
@@ -13,5 +15,21 @@ bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes);
 
 void allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void allPairsBarrier(const Team& team, const WaitContext& wait);
+
+// Every rank sends `bytes` (at most a slot) from `mine` to every peer and
+// receives theirs: all[r * bytes] holds rank r's, this rank's own included.
+// `received(peer)` runs as each peer's message arrives, so a check can fail
+// at the first bad one instead of waiting for the rest. Returning means every
+// rank has entered the exchange.
+void allPairsExchange(const Team& team, const void* mine, size_t bytes, void* all, const WaitContext& wait,
+                      FunctionRef<void(int)> received);
+
+template <typename Message>
+std::vector<Message> allPairsExchange(const Team& team, const Message& mine, const WaitContext& wait,
+                                      FunctionRef<void(int)> received = [](int) {}) {
+  std::vector<Message> all(team.nranks);
+  allPairsExchange(team, &mine, sizeof(Message), all.data(), wait, received);
+  return all;
+}
 
 }  // namespace loom

@@ -13,6 +13,10 @@
 
 namespace loom {
 
+namespace shm {
+class PeerWindows;
+}
+
 // Algorithm choices that LOOM_ALGO and the size thresholds control.
 struct Tuning {
   enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree };
@@ -30,6 +34,7 @@ struct Team {
   int ringPosition;       // this rank's position in `ring`
   Transport* transport;   // null when nranks == 1
   Tuning tuning;
+  shm::PeerWindows* windows = nullptr;  // registered buffers (registered.h); changed only by (de)registration
 
   int ringRank(int position) const { return ring[((position % nranks) + nranks) % nranks]; }
   int positionOf(int rank) const {

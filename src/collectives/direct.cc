@@ -11,70 +11,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 
+#include "collectives/address_swap.h"
 #include "collectives/all_pairs.h"
 #include "collectives/primitives.h"
+#include "collectives/scratch.h"
 #include "core/error.h"
 #include "reduce/reduce.h"
 
 namespace loom {
 namespace {
-
-// One rank's buffers for this collective, as addresses in its process.
-struct PeerBuffers {
-  const char* send = nullptr;
-  char* recv = nullptr;
-};
-
-struct AddressMessage {
-  uint64_t send;
-  uint64_t recv;
-  CollectiveCall call;
-};
-
-std::vector<PeerBuffers> swapAddresses(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  AddressMessage mine{reinterpret_cast<uintptr_t>(args.sendbuf), reinterpret_cast<uintptr_t>(args.recvbuf),
-                      wait.call != nullptr ? *wait.call : CollectiveCall{}};
-  for (int peer = 0; peer < team.nranks; ++peer) {
-    if (peer == team.rank) continue;
-    SendConnection& to = team.transport->sendTo(peer);
-    std::memcpy(to.acquire(wait), &mine, sizeof(mine));
-    to.post();
-  }
-  std::vector<PeerBuffers> all(team.nranks);
-  all[team.rank] = {static_cast<const char*>(args.sendbuf), static_cast<char*>(args.recvbuf)};
-  for (int peer = 0; peer < team.nranks; ++peer) {
-    if (peer == team.rank) continue;
-    RecvConnection& from = team.transport->recvFrom(peer);
-    AddressMessage theirs;
-    std::memcpy(&theirs, from.acquire(wait), sizeof(theirs));
-    from.release();
-    if (wait.call != nullptr && (theirs.call.number != wait.call->number || !theirs.call.sameCallAs(*wait.call)))
-      fail(loomInvalidUsage, wait.describeMismatch(peer, theirs.call));
-    all[peer] = {reinterpret_cast<const char*>(static_cast<uintptr_t>(theirs.send)),
-                 reinterpret_cast<char*>(static_cast<uintptr_t>(theirs.recv))};
-  }
-  return all;
-}
-
-// Reductions read peers' data in chunks this size into a scratch buffer and
-// fold them into an accumulator of the same size: both stay in cache, so
-// memory sees each input read once and each output written once.
-constexpr size_t kChunkBytes = 64 * 1024;
-
-struct Scratch {
-  std::unique_ptr<char[]> memory{new char[2 * kChunkBytes]};
-  char* accumulator() { return memory.get(); }
-  char* incoming() { return memory.get() + kChunkBytes; }
-};
-
-// Per thread: algorithms run on a communicator's progress thread or its
-// caller, and a thread runs one collective at a time.
-Scratch& threadScratch() {
-  thread_local Scratch scratch;
-  return scratch;
-}
 
 // out[i] = in_0[i] op in_1[i] op ... op in_{P-1}[i], in rank order (so the
 // result is the same whichever rank computes it), where in_r is rank r's send
@@ -83,7 +29,7 @@ void reduceFromAll(const Team& team, const std::vector<PeerBuffers>& peers, size
                    const CollectiveArgs& args, const WaitContext& wait) {
   const PeerMemory& memory = *team.transport->peerMemory();
   const size_t elem = loomTypeSize(args.dtype);
-  const size_t chunk = kChunkBytes / elem;
+  const size_t chunk = kScratchChunkBytes / elem;
   Scratch& scratch = threadScratch();
   const int last = team.nranks - 1;
   for (size_t at = 0; at < count; at += chunk) {
@@ -134,14 +80,26 @@ bool directAvailable(const Team& team) {
 }
 
 void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
+  directReduceScatter(team, args, wait, swapAddresses(team, args, wait));
+}
+
+void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  directAllGather(team, args, wait, swapAddresses(team, args, wait));
+}
+
+void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  directAllReduce(team, args, wait, swapAddresses(team, args, wait));
+}
+
+void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                         const std::vector<PeerBuffers>& peers) {
   const size_t blockBytes = args.count * loomTypeSize(args.dtype);
   reduceFromAll(team, peers, team.rank * blockBytes, args.count, static_cast<char*>(args.recvbuf), args, wait);
   allPairsBarrier(team, wait);
 }
 
-void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
+void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                     const std::vector<PeerBuffers>& peers) {
   const size_t blockBytes = args.count * loomTypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   copyBytes(out + team.rank * blockBytes, args.sendbuf, blockBytes);
@@ -150,8 +108,8 @@ void directAllGather(const Team& team, const CollectiveArgs& args, const WaitCon
   allPairsBarrier(team, wait);
 }
 
-void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
+void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                     const std::vector<PeerBuffers>& peers) {
   const size_t elem = loomTypeSize(args.dtype);
   EvenSplit blocks{args.count, team.nranks};
   char* out = static_cast<char*>(args.recvbuf);

@@ -10,6 +10,9 @@
 // about 1.5x that, against 2.5-3x through the FIFOs.
 #pragma once
 
+#include <vector>
+
+#include "collectives/address_swap.h"
 #include "collectives/collectives.h"
 
 namespace loom {
@@ -21,5 +24,14 @@ bool directAvailable(const Team& team);
 void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+
+// The same, once the addresses are swapped (registered.h swaps them first to
+// see whether the buffers are registered, and falls back to these).
+void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                     const std::vector<PeerBuffers>& peers);
+void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                     const std::vector<PeerBuffers>& peers);
+void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                         const std::vector<PeerBuffers>& peers);
 
 }  // namespace loom

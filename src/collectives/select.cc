@@ -5,6 +5,7 @@
 #include "collectives/all_pairs.h"
 #include "collectives/collectives.h"
 #include "collectives/direct.h"
+#include "collectives/registered.h"
 
 namespace loom {
 namespace {
@@ -19,6 +20,40 @@ bool useDirect(const Team& team, size_t bytes) {
   }
 }
 
+// Registered buffers are looked for from the same size on as the direct
+// path: below it, swapping addresses costs more than the copy it saves.
+bool lookForRegistered(const Team& team, size_t bytes) {
+  if (!registeredWindowsExist(team)) return false;
+  switch (team.tuning.force) {
+    case Tuning::Force::kDirect: return true;
+    case Tuning::Force::kAuto: return bytes >= team.tuning.directMinBytes;
+    default: return false;
+  }
+}
+
+// The large-message choice for AllReduce, AllGather and ReduceScatter:
+// registered buffers, else cross-memory attach, else the ring. Once
+// addresses are swapped every rank knows whether all buffers are registered,
+// so all fall back alike.
+template <typename Registered, typename Direct, typename Ring>
+void largeMessage(const Team& team, const CollectiveArgs& args, const WaitContext& wait, size_t bytes,
+                  Registered registered, Direct direct, Ring ring) {
+  if (lookForRegistered(team, bytes)) {
+    std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
+    if (registered(team, args, wait, peers)) return;
+    if (useDirect(team, bytes))
+      direct(team, args, wait, peers);
+    else
+      ring(team, args, wait);
+  } else if (useDirect(team, bytes)) {
+    direct(team, args, wait, swapAddresses(team, args, wait));
+  } else {
+    ring(team, args, wait);
+  }
+}
+
+using SwappedStep = void (*)(const Team&, const CollectiveArgs&, const WaitContext&, const std::vector<PeerBuffers>&);
+
 }  // namespace
 
 void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
@@ -29,24 +64,19 @@ void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& 
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
   if (allPairs)
     allPairsAllReduce(team, args, wait);
-  else if (useDirect(team, bytes))
-    directAllReduce(team, args, wait);
   else
-    ringAllReduce(team, args, wait);
+    largeMessage(team, args, wait, bytes, registeredAllReduce, static_cast<SwappedStep>(directAllReduce),
+                 ringAllReduce);
 }
 
 void allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  if (useDirect(team, args.count * loomTypeSize(args.dtype) * team.nranks))
-    directAllGather(team, args, wait);
-  else
-    ringAllGather(team, args, wait);
+  largeMessage(team, args, wait, args.count * loomTypeSize(args.dtype) * team.nranks, registeredAllGather,
+               static_cast<SwappedStep>(directAllGather), ringAllGather);
 }
 
 void reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  if (useDirect(team, args.count * loomTypeSize(args.dtype) * team.nranks))
-    directReduceScatter(team, args, wait);
-  else
-    ringReduceScatter(team, args, wait);
+  largeMessage(team, args, wait, args.count * loomTypeSize(args.dtype) * team.nranks, registeredReduceScatter,
+               static_cast<SwappedStep>(directReduceScatter), ringReduceScatter);
 }
 
 // Trees for small messages (fewer hops), chains for large ones (every link

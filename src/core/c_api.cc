@@ -16,7 +16,9 @@
 #include "core/communicator.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/handles.h"
 #include "core/validate.h"
+#include "transport/shm/shareable_memory.h"
 
 struct loomComm {
   std::shared_ptr<loom::Communicator> impl;
@@ -151,6 +153,11 @@ loomResult_t pointToPoint(const char* api, const char* name, PointToPointStep st
 }
 
 }  // namespace
+
+std::shared_ptr<Communicator> communicatorOf(loomComm_t comm) {
+  return lookup("communicatorOf", comm);
+}
+
 }  // namespace loom
 
 using loom::Communicator;
@@ -403,6 +410,42 @@ loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
         c, "Barrier",
         [](const loom::Team& t, const loom::CollectiveArgs&, const loom::WaitContext& w) { loom::barrier(t, w); },
         loom::CollectiveArgs{}, false, false, request);
+  });
+}
+
+loomResult_t loomMemAlloc(void** ptr, size_t size) {
+  return loom::guarded([&] {
+    if (ptr == nullptr) loom::fail(loomInvalidArgument, "loomMemAlloc: ptr is NULL");
+    *ptr = nullptr;
+    *ptr = loom::shm::allocateShareable(size);
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomMemFree(void* ptr) {
+  return loom::guarded([&] {
+    if (ptr != nullptr) loom::shm::freeShareable(ptr);
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommRegister(loomComm_t comm, void* buff, size_t size, void** handle) {
+  const char* api = "loomCommRegister";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    if (handle == nullptr) loom::fail(loomInvalidArgument, std::string(api) + ": handle is NULL");
+    *handle = nullptr;
+    if (buff == nullptr || size == 0)
+      loom::fail(loomInvalidArgument, std::string(api) + ": buff is NULL or size is 0");
+    *handle = c.registerBuffer(buff, size);
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomCommDeregister(loomComm_t comm, void* handle) {
+  return loom::onComm("loomCommDeregister", comm, [&](Communicator& c) {
+    if (handle == nullptr) loom::fail(loomInvalidArgument, "loomCommDeregister: handle is NULL");
+    c.deregisterBuffer(handle);
+    return loomSuccess;
   });
 }
 

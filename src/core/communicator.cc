@@ -11,6 +11,7 @@
 #include "bootstrap/socket.h"
 #include "core/error.h"
 #include "core/logging.h"
+#include "collectives/window_registration.h"
 #include "topology/placement.h"
 #include "transport/shm/cross_memory_attach.h"
 #include "transport/shm/shm_transport.h"
@@ -96,6 +97,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   std::iota(team_.ring.begin(), team_.ring.end(), 0);
   team_.ringPosition = rank;
   team_.transport = nullptr;
+  team_.windows = &windows_;
   team_.tuning.force = config.algorithm == "ring"       ? Tuning::Force::kRing
                        : config.algorithm == "allpairs" ? Tuning::Force::kAllPairs
                        : config.algorithm == "direct"   ? Tuning::Force::kDirect
@@ -335,6 +337,42 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   while (members[newRank].second != team_.rank) ++newRank;
   return std::make_unique<Communicator>(newRank, static_cast<int>(members.size()), bootstrap::decodeUniqueId(id),
                                         config);
+}
+
+namespace {
+
+// Runs a (de)registration as a collective operation; its own refusal (a
+// rank that cannot map, a mismatched handle) leaves the communicator usable.
+template <typename Body>
+void runRegistration(Communicator& comm, const char* name, const Body& body) {
+  CollectiveCall call;
+  std::strncpy(call.name, name, sizeof(call.name) - 1);
+  std::optional<Error> refusal;
+  std::string error;
+  loomResult_t result = comm.run(
+      name, &call, [&](const Team& team, const WaitContext& wait) { refusal = body(team, wait); }, &error);
+  if (result != loomSuccess) fail(result, error);
+  if (refusal) throw *refusal;
+}
+
+}  // namespace
+
+void* Communicator::registerBuffer(void* buffer, size_t bytes) {
+  shm::offerWindow("loomCommRegister", 0, buffer, bytes);  // fails here, before peers wait, on foreign memory
+  uint64_t window = 0;
+  runRegistration(*this, "Register", [&](const Team& team, const WaitContext& wait) {
+    shm::WindowOffer mine = shm::offerWindow("loomCommRegister", team.windows->nextWindow(), buffer, bytes);
+    window = mine.window;
+    return registerWindow(team, mine, wait);
+  });
+  LOOM_INFO("COLL", team_.rank, "registered " << bytes << " bytes as window #" << window);
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(window));
+}
+
+void Communicator::deregisterBuffer(void* handle) {
+  const uint64_t window = reinterpret_cast<uintptr_t>(handle);
+  runRegistration(*this, "Deregister",
+                  [&](const Team& team, const WaitContext& wait) { return deregisterWindow(team, window, wait); });
 }
 
 void Communicator::abort() {

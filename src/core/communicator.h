@@ -16,6 +16,7 @@
 #include "core/function_ref.h"
 #include "core/progress_engine.h"
 #include "core/request.h"
+#include "transport/shm/peer_windows.h"
 #include "transport/transport.h"
 
 namespace loom {
@@ -43,6 +44,14 @@ class Communicator {
   // otherwise it queues a copy of body behind the pending operations and waits.
   using BodyRef = FunctionRef<void(const Team&, const WaitContext&)>;
   loomResult_t run(const char* name, const CollectiveCall* call, BodyRef body, std::string* error);
+
+  // loomCommRegister / loomCommDeregister: collective, blocking, ordered
+  // with the operations issued before them. The handle is the window's
+  // number (registered.h explains what registration buys).
+  void* registerBuffer(void* buffer, size_t bytes);
+  void deregisterBuffer(void* handle);
+  // Read it only between operations (tests do, after blocking calls).
+  const shm::PeerWindows& windows() const { return windows_; }
 
   // As ncclCommSplit; null for LOOM_SPLIT_NOCOLOR. Collective over this one.
   std::unique_ptr<Communicator> split(int color, int key, const CommConfig& config);
@@ -88,6 +97,8 @@ class Communicator {
   std::atomic<bool> broken_{false};      // set with brokenBy_: lets execute() skip the lock
   loomResult_t brokenBy_ = loomSuccess;  // the failure that left the FIFOs out of step
   std::string brokenSentence_;
+
+  shm::PeerWindows windows_;  // touched only by operations, which run one at a time
 
   ProgressEngine engine_;  // last: its worker must stop before the rest goes
 };

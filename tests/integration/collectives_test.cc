@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <tuple>
+#include <vector>
 
+#include "core/handles.h"
 #include "support/buffers.h"
 #include "support/rank_harness.h"
 #include "support/reference.h"
@@ -21,8 +24,9 @@ namespace {
 constexpr size_t kLargeCount = (1 << 20) + 3;
 const size_t kCounts[] = {0, 1, 7, 1023, kLargeCount};
 
-const loomDataType_t kDtypes[] = {loomInt8,   loomUint8,   loomInt32,    loomUint32,  loomInt64,
-                                  loomUint64, loomFloat16, loomBfloat16, loomFloat32, loomFloat64};
+using Dtypes = std::vector<loomDataType_t>;
+const Dtypes kDtypes = {loomInt8,   loomUint8,   loomInt32,    loomUint32,  loomInt64,
+                        loomUint64, loomFloat16, loomBfloat16, loomFloat32, loomFloat64};
 const loomRedOp_t kOps[] = {loomSum, loomProd, loomMax, loomMin, loomAvg};
 
 // Collectives whose count is per rank scale the large class down, so every
@@ -59,9 +63,9 @@ class CollectivesTest : public ::testing::TestWithParam<std::tuple<RankMode, int
   int nranks() const { return std::get<1>(GetParam()); }
 };
 
-void checkAllReduce(const RankContext& ctx, std::initializer_list<size_t> counts) {
+void checkAllReduce(const RankContext& ctx, std::initializer_list<size_t> counts, const Dtypes& dtypes = kDtypes) {
   size_t caseIndex = 0;
-  for (loomDataType_t dtype : kDtypes) {
+  for (loomDataType_t dtype : dtypes) {
     for (loomRedOp_t op : kOps) {
       ReductionReference reference(dtype, op, ctx.nranks);
       for (size_t count : counts) {
@@ -96,9 +100,9 @@ TEST_P(CollectivesTest, AllReduceAllPairsUpToOneSlot) {
   runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllReduce(ctx, {1, 7, 1023, 16381}); });
 }
 
-void checkReduceScatter(const RankContext& ctx) {
+void checkReduceScatter(const RankContext& ctx, const Dtypes& dtypes) {
   size_t caseIndex = 0;
-  for (loomDataType_t dtype : kDtypes) {
+  for (loomDataType_t dtype : dtypes) {
     for (loomRedOp_t op : kOps) {
       ReductionReference reference(dtype, op, ctx.nranks);
       for (size_t total : kCounts) {
@@ -117,8 +121,12 @@ void checkReduceScatter(const RankContext& ctx) {
   }
 }
 
+void checkReduceScatter(const RankContext& ctx) {
+  checkReduceScatter(ctx, kDtypes);
+}
+
 TEST_P(CollectivesTest, ReduceScatter) {
-  runRanks(mode(), nranks(), checkReduceScatter);
+  runRanks(mode(), nranks(), [](const RankContext& ctx) { checkReduceScatter(ctx); });
 }
 
 void checkReduce(const RankContext& ctx) {
@@ -146,9 +154,9 @@ TEST_P(CollectivesTest, Reduce) {
   runRanks(mode(), nranks(), checkReduce);
 }
 
-void checkAllGather(const RankContext& ctx) {
+void checkAllGather(const RankContext& ctx, const Dtypes& dtypes) {
   size_t caseIndex = 0;
-  for (loomDataType_t dtype : kDtypes) {
+  for (loomDataType_t dtype : dtypes) {
     for (size_t total : kCounts) {
       const size_t count = perRankCount(total, ctx.nranks);
       const size_t blockBytes = count * loomTypeSize(dtype);
@@ -171,8 +179,12 @@ void checkAllGather(const RankContext& ctx) {
   }
 }
 
+void checkAllGather(const RankContext& ctx) {
+  checkAllGather(ctx, kDtypes);
+}
+
 TEST_P(CollectivesTest, AllGather) {
-  runRanks(mode(), nranks(), checkAllGather);
+  runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllGather(ctx); });
 }
 
 // Single-copy reads of peers' buffers (LOOM_CMA=1, cross-memory attach
@@ -184,6 +196,50 @@ TEST_P(CollectivesTest, DirectAllReduceAllGatherReduceScatter) {
     checkAllReduce(ctx, {0, 1, 7, 1023, kLargeCount});
     checkAllGather(ctx);
     checkReduceScatter(ctx);
+  });
+}
+
+// Collectives this rank's communicator ran single-copy on registered buffers.
+uint64_t singleCopyCalls(loomComm_t comm) {
+  return communicatorOf(comm)->windows().singleCopyCalls();
+}
+
+// Registered buffers (loomCommRegister): every rank's buffers are mapped in
+// every process, so AllReduce, AllGather and ReduceScatter copy straight
+// between ranks' buffers. Thresholds at 0 send every size class there, and
+// the count of single-copy calls proves they went.
+TEST_P(CollectivesTest, RegisteredAllReduceAllGatherReduceScatter) {
+  ScopedEnv noAllPairs("LOOM_ALLPAIRS_MAX_BYTES", "0");
+  ScopedEnv everySize("LOOM_DIRECT_MIN_BYTES", "0");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    RegisteredArena arena(ctx.comm, 40 << 20);
+    const uint64_t before = singleCopyCalls(ctx.comm);
+    checkAllReduce(ctx, {0, 1, 7, 1023, kLargeCount});
+    checkAllGather(ctx);
+    checkReduceScatter(ctx);
+    // Per dtype: AllReduce 5 ops x 4 counts (count 0 fits all-pairs, which
+    // no threshold closes), AllGather 5 counts, ReduceScatter 5 ops x 5
+    // counts; each in and out of place. One rank has no peers.
+    const uint64_t calls = ctx.nranks == 1 ? 0 : 10 * 2 * (20 + 5 + 25);
+    EXPECT_EQ(singleCopyCalls(ctx.comm) - before, calls) << "rank " << ctx.rank;
+  });
+}
+
+// A call whose buffers are registered on some ranks only runs through the
+// FIFOs (every rank learns that from the swapped addresses), with the same
+// results. (The fallback does not depend on the type: two suffice.)
+TEST_P(CollectivesTest, RegisteredOnSomeRanksFallsBackAlike) {
+  ScopedEnv everySize("LOOM_DIRECT_MIN_BYTES", "0");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    auto arena = std::make_unique<RegisteredArena>(ctx.comm, 40 << 20);
+    if (ctx.rank % 2 == 1) RegisteredArena::current() = nullptr;  // odd ranks use the heap
+    const Dtypes someDtypes = {loomInt8, loomFloat32};
+    checkAllReduce(ctx, {1023, kLargeCount}, someDtypes);
+    checkAllGather(ctx, someDtypes);
+    checkReduceScatter(ctx, someDtypes);
+    EXPECT_EQ(singleCopyCalls(ctx.comm), 0u) << "rank " << ctx.rank;
+    RegisteredArena::current() = arena.get();
+    arena.reset();
   });
 }
 
