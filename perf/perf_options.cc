@@ -54,6 +54,8 @@ void printHelp(const char* program, bool hasOp, bool hasRoot) {
       "%s%s"
       "  -T, --timeout SECONDS   abort and fail, naming the late ranks, if an operation takes longer\n"
       "  -u, --unalign BYTES     offset buffers by BYTES from their allocation\n"
+      "  -R, --local_register 0|1|2  1 or 2: buffers from loomMemAlloc, registered with loomCommRegister\n"
+      "                          (single-copy collectives), default 0\n"
       "  -J, --output_file FILE  also write the results as JSON\n"
       "      --mem host|cuda     buffer memory (host only in this build)\n"
       "      --stall RANK:MS     RANK sleeps MS before its first collective (to see -T name it)\n"
@@ -107,6 +109,7 @@ PerfOptions parseOptions(int argc, char** argv, const char* program, bool hasOp,
                                  {"timeout", required_argument, nullptr, 'T'},
                                  {"run_cycles", required_argument, nullptr, 'N'},
                                  {"unalign", required_argument, nullptr, 'u'},
+                                 {"local_register", required_argument, nullptr, 'R'},
                                  {"output_file", required_argument, nullptr, 'J'},
                                  {"mem", required_argument, nullptr, 'M'},
                                  {"stall", required_argument, nullptr, 'S'},
@@ -115,7 +118,7 @@ PerfOptions parseOptions(int argc, char** argv, const char* program, bool hasOp,
   int c;
   bool stepBytesGiven = false;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:z:a:d:o:r:T:N:u:J:h", kLong, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:z:a:d:o:r:T:N:u:R:J:h", kLong, nullptr)) != -1) {
     try {
       switch (c) {
         case 'b': o.minBytes = parseSize(optarg); break;
@@ -133,6 +136,7 @@ PerfOptions parseOptions(int argc, char** argv, const char* program, bool hasOp,
         case 'T': o.timeoutSeconds = parseInt(program, "-T", optarg, 0, 1 << 20); break;
         case 'N': o.cycles = parseInt(program, "-N", optarg, 1, 1 << 20); break;
         case 'u': o.unalign = parseInt(program, "-u", optarg, 0, 4095); break;
+        case 'R': o.registerBuffers = parseInt(program, "-R", optarg, 0, 2); break;
         case 'J': o.jsonPath = optarg; break;
         case 'S': {
           std::string spec = optarg;

@@ -24,6 +24,7 @@ struct PerfOptions {
   int timeoutSeconds = 0;                           // -T: 0 none
   int cycles = 1;                                   // -N
   int unalign = 0;                                  // -u: byte offset applied to buffers
+  int registerBuffers = 0;                          // -R: 1 or 2, buffers from loomMemAlloc, registered
   std::vector<loomDataType_t> dtypes{loomFloat32};  // -d
   std::vector<loomRedOp_t> ops{loomSum};            // -o
   int root = 0;                                     // -r; -1: all roots

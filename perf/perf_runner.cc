@@ -74,8 +74,8 @@ class PerfRun {
         options_.minBytes, options_.maxBytes, options_.stepBytes ? options_.stepBytes : options_.stepFactor,
         options_.stepBytes ? "bytes" : "factor", options_.warmupIters, options_.iters, options_.check);
     for (int r = 0; r < nranks_; ++r)
-      std::printf("#  Rank %2d Group  0 Pid %6d on %10s device  0 [host] %s memory, CPUs %s\n", r, all[r].pid,
-                  all[r].host, options_.memory.c_str(), all[r].cpus);
+      std::printf("#  Rank %2d Group  0 Pid %6d on %10s device  0 [host] %s%s memory, CPUs %s\n", r, all[r].pid,
+                  all[r].host, options_.memory.c_str(), options_.registerBuffers ? " registered" : "", all[r].cpus);
     std::printf("#\n");
     std::printf(
         "#                                                              out-of-place                       in-place    "
@@ -153,14 +153,14 @@ class PerfRun {
     // Out of place: two buffers. In place: one, holding both as loom.h lays
     // them out; it is the larger of the two sizes.
     const size_t wholeBytes = std::max(sendBytes, recvBytes);
-    std::vector<unsigned char> sendStore(sendBytes + unalign), recvStore(wholeBytes + unalign + kGuardBytes);
-    unsigned char* base = recvStore.data() + unalign;
+    Storage sendStore = makeStorage(sendBytes + unalign), recvStore = makeStorage(wholeBytes + unalign + kGuardBytes);
+    unsigned char* base = recvStore.data + unalign;
     const bool reduces = spec_.hasOp;
     const std::string name = spec_.name;
 
     Row row{bytes, count, dtype, op, root, {}, {}, {}, {}};
     for (int inPlace = 0; inPlace < 2; ++inPlace) {
-      unsigned char* in = sendStore.data() + unalign;
+      unsigned char* in = sendStore.data + unalign;
       unsigned char* out = base;
       const bool oneBuffer = inPlace && spec_.inPlace != CollectiveSpec::InPlace::kNone;
       if (oneBuffer) {
@@ -194,6 +194,41 @@ class PerfRun {
     row.wrong[1] = wrong[1];
     if (rank_ == 0) printRow(row);
     rows_.push_back(row);
+    dropStorage(recvStore);
+    dropStorage(sendStore);
+  }
+
+  // One size's buffer: heap memory, or with -R memory from loomMemAlloc
+  // registered with the communicator (collective: every rank makes the
+  // same storages in the same order).
+  struct Storage {
+    unsigned char* data = nullptr;
+    std::vector<unsigned char> heap;
+    void* shared = nullptr;
+    void* handle = nullptr;
+  };
+
+  Storage makeStorage(size_t bytes) {
+    Storage storage;
+    if (options_.registerBuffers == 0) {
+      storage.heap.resize(bytes);
+      storage.data = storage.heap.data();
+      return storage;
+    }
+    if (loomMemAlloc(&storage.shared, std::max<size_t>(bytes, 1)) != loomSuccess) {
+      std::fprintf(stderr, "perf: rank %d: loomMemAlloc of %zu bytes failed: %s\n", rank_, bytes, loomGetLastError());
+      loomCommAbort(comm_);
+      std::_Exit(1);
+    }
+    must(loomCommRegister(comm_, storage.shared, std::max<size_t>(bytes, 1), &storage.handle), "loomCommRegister");
+    storage.data = static_cast<unsigned char*>(storage.shared);
+    return storage;
+  }
+
+  void dropStorage(Storage& storage) {
+    if (storage.handle != nullptr) must(loomCommDeregister(comm_, storage.handle), "loomCommDeregister");
+    if (storage.shared != nullptr) loomMemFree(storage.shared);
+    storage = Storage{};
   }
 
   void runIterations(const CallArgs& args, size_t count, int iterations) {

@@ -31,6 +31,20 @@ for n in 1 2 3 4; do
   echo "ok: $name on $n ranks, $rows rows, zero wrong"
 done
 
+# -R 1: buffers from loomMemAlloc, registered; the single-copy path taken
+# from the smallest size (LOOM_DIRECT_MIN_BYTES=0) up to several slots.
+case $name in all_reduce_perf|all_gather_perf|reduce_scatter_perf)
+  for n in 2 3; do
+    LOOM_DIRECT_MIN_BYTES=0 timeout -s KILL 120 "$loomrun" -n "$n" "$perf" -b 8 -e 1M -f 8 -c 1 -w 1 -n 2 -R 1 \
+      "${extra[@]}" > "$out" 2>&1 || fail "$name -R 1 on $n ranks exited with status $?"
+    grep -q 'device  0 \[host\] host registered memory' "$out" || fail "$name -R 1 does not say registered memory"
+    bad=$(awk '/^ +[0-9]+ +[0-9]+ / && ($9 != 0 || $13 != 0)' "$out")
+    [ -z "$bad" ] || fail "$name -R 1 on $n ranks reported wrong values: $bad"
+    grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "$name -R 1 on $n ranks: out-of-bounds line missing or not OK"
+    echo "ok: $name -R 1 on $n ranks, zero wrong"
+  done ;;
+esac
+
 [ "$name" = all_reduce_perf ] || exit 0
 
 # The nccl-tests layout, line by line.
