@@ -10,9 +10,10 @@
 namespace loom {
 namespace {
 
-// `bytes` is the whole buffer, as nccl-tests' size column counts it.
-bool useDirect(const Team& team, size_t bytes) {
-  if (!directAvailable(team)) return false;
+// Whether a call of `bytes` (the whole buffer, as nccl-tests' size column
+// counts it) may go single-copy: below directMinBytes swapping addresses
+// costs more than the copy it saves.
+bool singleCopySize(const Team& team, size_t bytes) {
   switch (team.tuning.force) {
     case Tuning::Force::kDirect: return true;
     case Tuning::Force::kAuto: return bytes >= team.tuning.directMinBytes;
@@ -20,15 +21,12 @@ bool useDirect(const Team& team, size_t bytes) {
   }
 }
 
-// Registered buffers are looked for from the same size on as the direct
-// path: below it, swapping addresses costs more than the copy it saves.
+bool useDirect(const Team& team, size_t bytes) {
+  return directAvailable(team) && singleCopySize(team, bytes);
+}
+
 bool lookForRegistered(const Team& team, size_t bytes) {
-  if (!registeredWindowsExist(team)) return false;
-  switch (team.tuning.force) {
-    case Tuning::Force::kDirect: return true;
-    case Tuning::Force::kAuto: return bytes >= team.tuning.directMinBytes;
-    default: return false;
-  }
+  return registeredWindowsExist(team) && singleCopySize(team, bytes);
 }
 
 // The large-message choice for AllReduce, AllGather and ReduceScatter:
