@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/version_banner.h"
 #include "topology/nccl_xml.h"
 #include "topology/numa_check.h"
 #include "topology/placement.h"
@@ -18,7 +19,7 @@ namespace {
 
 const char* kUsage =
     "usage: loom-topo [--topo-file FILE] [--xml | --json | --dot] [--ranks N] [--map-by core|socket|numa]\n"
-    "                 [--check] [--no-versions]\n"
+    "                 [--check] [--no-versions] [--version]\n"
     "\n"
     "Prints the versions around Loom, the machine as a tree, the path classes between GPUs, NICs and\n"
     "NUMA nodes (like `nvidia-smi topo -m`), and the ring Loom builds for N ranks placed like mpirun's\n"
@@ -33,7 +34,8 @@ const char* kUsage =
     "  --map-by POLICY   core, socket or numa, as mpirun (default socket)\n"
     "  --check           measure memory bandwidth and latency between NUMA nodes and cores with pinned\n"
     "                    threads, and flag where they disagree with the detected classes by over 30%\n"
-    "  --no-versions     skip the versions section\n";
+    "  --no-versions     skip the versions section\n"
+    "  --version         print Loom's version and build, and exit\n";
 
 struct Options {
   std::string topoFile;
@@ -59,6 +61,9 @@ Options parse(int argc, char** argv) {
     };
     if (a == "-h" || a == "--help") {
       std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--version" || a == "-V") {
+      std::cout << "loom-topo: " << loom::versionBanner() << "\n";
       std::exit(0);
     } else if (a == "--topo-file") {
       o.topoFile = value();

@@ -22,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <loom/version.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +75,7 @@ constexpr const char kUsage[] =
     "                      ranks unbound. Loom orders its ring by where ranks are\n"
     "                      bound.\n"
     "  -h, --help          print this help and exit\n"
+    "  -V, --version       print loomrun's version (Loom's) and exit\n"
     "  --                  end of options; the next word is CMD\n"
     "\n"
     "Exit status: 0 if every rank exited 0; otherwise the status of the first\n"
@@ -164,6 +166,7 @@ struct Options {
   std::string timeoutText;  // as the user wrote it, for the timeout message
   std::vector<std::string> command;
   bool showHelp = false;
+  bool showVersion = false;
 };
 
 bool isAllDigits(std::string_view text) {
@@ -225,6 +228,9 @@ Options parseCommandLine(int argc, char** argv) {
     const auto [name, inlineValue] = splitInlineValue(arg);
     if (name == "-h" || name == "--help") {
       options.showHelp = true;
+      return options;
+    } else if (name == "--version" || name == "-V") {
+      options.showVersion = true;
       return options;
     } else if (name == "--tag-output" && !inlineValue) {
       options.tagOutput = true;
@@ -791,6 +797,10 @@ int runLauncher(int argc, char** argv) {
   }
   if (options.showHelp) {
     writeAll(STDOUT_FILENO, kUsage);
+    return 0;
+  }
+  if (options.showVersion) {
+    writeAll(STDOUT_FILENO, "loomrun (Loom) " LOOM_VERSION_STRING "\n");
     return 0;
   }
   try {

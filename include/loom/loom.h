@@ -22,11 +22,15 @@
 extern "C" {
 #endif
 
-#define LOOM_MAJOR 0
-#define LOOM_MINOR 1
-#define LOOM_PATCH 0
-/* As NCCL: major*10000 + minor*100 + patch. */
-#define LOOM_VERSION_CODE (LOOM_MAJOR * 10000 + LOOM_MINOR * 100 + LOOM_PATCH)
+/* LOOM_MAJOR, LOOM_MINOR, LOOM_PATCH, LOOM_VERSION_STRING, LOOM_VERSION_CODE. */
+#include <loom/version.h>
+
+/* The C API is all that libloom.so exports (the build hides everything else). */
+#if defined(__GNUC__)
+#define LOOM_API __attribute__((visibility("default")))
+#else
+#define LOOM_API
+#endif
 
 #define LOOM_UNIQUE_ID_BYTES 128
 typedef struct {
@@ -75,47 +79,47 @@ typedef struct loomConfig {
 #define LOOM_CONFIG_INITIALIZER \
   { sizeof(loomConfig_t), -1, NULL }
 
-const char* loomGetErrorString(loomResult_t result);
+LOOM_API const char* loomGetErrorString(loomResult_t result);
 /* The full sentence of the last failure on comm, or "" if none. */
-const char* loomCommGetLastError(loomComm_t comm);
+LOOM_API const char* loomCommGetLastError(loomComm_t comm);
 /* The last failure of a call made by this thread that had no communicator
  * to report on (for example loomCommInitRank). */
-const char* loomGetLastError(void);
-loomResult_t loomGetVersion(int* version);
+LOOM_API const char* loomGetLastError(void);
+LOOM_API loomResult_t loomGetVersion(int* version);
 
-loomResult_t loomGetUniqueId(loomUniqueId* id);
-loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank, const loomConfig_t* config);
-loomResult_t loomCommInitFromEnv(loomComm_t* comm, const loomConfig_t* config);
+LOOM_API loomResult_t loomGetUniqueId(loomUniqueId* id);
+LOOM_API loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId id, int rank, const loomConfig_t* config);
+LOOM_API loomResult_t loomCommInitFromEnv(loomComm_t* comm, const loomConfig_t* config);
 /* As ncclCommSplit: ranks with the same color form a new communicator,
  * ordered by key then by rank in comm. color < 0 (LOOM_SPLIT_NOCOLOR) gives
  * *newcomm = NULL. Collective over comm. */
 #define LOOM_SPLIT_NOCOLOR (-1)
-loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm, const loomConfig_t* config);
-loomResult_t loomCommCount(loomComm_t comm, int* count);
-loomResult_t loomCommUserRank(loomComm_t comm, int* rank);
+LOOM_API loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm, const loomConfig_t* config);
+LOOM_API loomResult_t loomCommCount(loomComm_t comm, int* count);
+LOOM_API loomResult_t loomCommUserRank(loomComm_t comm, int* rank);
 /* Waits for the communicator's pending operations, then frees it. */
-loomResult_t loomCommDestroy(loomComm_t comm);
+LOOM_API loomResult_t loomCommDestroy(loomComm_t comm);
 /* Fails every pending operation of comm with loomAborted, within a second,
  * and frees it. Pending requests stay valid until freed. */
-loomResult_t loomCommAbort(loomComm_t comm);
+LOOM_API loomResult_t loomCommAbort(loomComm_t comm);
 
-loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomRedOp_t op,
+LOOM_API loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomRedOp_t op,
                            loomComm_t comm, void* stream, loomRequest_t* request);
-loomResult_t loomAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, loomDataType_t dtype, loomComm_t comm,
+LOOM_API loomResult_t loomAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, loomDataType_t dtype, loomComm_t comm,
                            void* stream, loomRequest_t* request);
-loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, loomDataType_t dtype,
+LOOM_API loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, loomDataType_t dtype,
                                loomRedOp_t op, loomComm_t comm, void* stream, loomRequest_t* request);
-loomResult_t loomBroadcast(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, int root,
+LOOM_API loomResult_t loomBroadcast(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, int root,
                            loomComm_t comm, void* stream, loomRequest_t* request);
-loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomRedOp_t op,
+LOOM_API loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomRedOp_t op,
                         int root, loomComm_t comm, void* stream, loomRequest_t* request);
-loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomComm_t comm,
+LOOM_API loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomComm_t comm,
                           void* stream, loomRequest_t* request);
-loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
+LOOM_API loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request);
-loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
+LOOM_API loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request);
-loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
+LOOM_API loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
 
 /* Registered buffers: single-copy collectives on one host.
  *
@@ -136,22 +140,22 @@ loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
  * any other buffers run as before. loomCommDeregister is collective too: every
  * rank passes the handle of the same registration. Destroying the
  * communicator drops its registrations. */
-loomResult_t loomMemAlloc(void** ptr, size_t size);
-loomResult_t loomMemFree(void* ptr);
-loomResult_t loomCommRegister(loomComm_t comm, void* buff, size_t size, void** handle);
-loomResult_t loomCommDeregister(loomComm_t comm, void* handle);
+LOOM_API loomResult_t loomMemAlloc(void** ptr, size_t size);
+LOOM_API loomResult_t loomMemFree(void* ptr);
+LOOM_API loomResult_t loomCommRegister(loomComm_t comm, void* buff, size_t size, void** handle);
+LOOM_API loomResult_t loomCommDeregister(loomComm_t comm, void* handle);
 
 /* loomSuccess once done; loomTimeout if not done within timeoutMs (-1: the
  * communicator's timeout; 0: poll) while the operation keeps running and the
  * request stays valid; otherwise the operation's own error. */
-loomResult_t loomWait(loomRequest_t request, int64_t timeoutMs);
-loomResult_t loomTest(loomRequest_t request, int* done);
+LOOM_API loomResult_t loomWait(loomRequest_t request, int64_t timeoutMs);
+LOOM_API loomResult_t loomTest(loomRequest_t request, int* done);
 /* May be called on a finished or pending request; a pending op still runs. */
-loomResult_t loomRequestFree(loomRequest_t request);
+LOOM_API loomResult_t loomRequestFree(loomRequest_t request);
 
-size_t loomTypeSize(loomDataType_t dtype); /* 0 for an unknown dtype */
-const char* loomTypeName(loomDataType_t dtype);
-const char* loomOpName(loomRedOp_t op);
+LOOM_API size_t loomTypeSize(loomDataType_t dtype); /* 0 for an unknown dtype */
+LOOM_API const char* loomTypeName(loomDataType_t dtype);
+LOOM_API const char* loomOpName(loomRedOp_t op);
 
 #ifdef __cplusplus
 }

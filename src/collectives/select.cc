@@ -6,6 +6,7 @@
 #include "collectives/collectives.h"
 #include "collectives/direct.h"
 #include "collectives/registered.h"
+#include "collectives/tuning_log.h"
 
 namespace loom {
 namespace {
@@ -34,19 +35,30 @@ bool lookForRegistered(const Team& team, size_t bytes) {
 // addresses are swapped every rank knows whether all buffers are registered,
 // so all fall back alike.
 template <typename Registered, typename Direct, typename Ring>
-void largeMessage(const Team& team, const CollectiveArgs& args, const WaitContext& wait, size_t bytes,
-                  Registered registered, Direct direct, Ring ring) {
+void largeMessage(TunedCollective collective, const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                  size_t bytes, Registered registered, Direct direct, Ring ring) {
+  auto runDirect = [&](const std::vector<PeerBuffers>& peers) {
+    logTuningChoice(team, collective, TunedAlgorithm::kDirect, bytes);
+    direct(team, args, wait, peers);
+  };
+  auto runRing = [&] {
+    logTuningChoice(team, collective, TunedAlgorithm::kRing, bytes);
+    ring(team, args, wait);
+  };
   if (lookForRegistered(team, bytes)) {
     std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
-    if (registered(team, args, wait, peers)) return;
+    if (registered(team, args, wait, peers)) {
+      logTuningChoice(team, collective, TunedAlgorithm::kRegistered, bytes);
+      return;
+    }
     if (useDirect(team, bytes))
-      direct(team, args, wait, peers);
+      runDirect(peers);
     else
-      ring(team, args, wait);
+      runRing();
   } else if (useDirect(team, bytes)) {
-    direct(team, args, wait, swapAddresses(team, args, wait));
+    runDirect(swapAddresses(team, args, wait));
   } else {
-    ring(team, args, wait);
+    runRing();
   }
 }
 
@@ -60,20 +72,24 @@ void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& 
   bool allPairs = tuning.force == Tuning::Force::kAllPairs
                       ? fitsAllPairs(team, bytes, SIZE_MAX)
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
-  if (allPairs)
+  if (allPairs) {
+    logTuningChoice(team, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, bytes);
     allPairsAllReduce(team, args, wait);
-  else
-    largeMessage(team, args, wait, bytes, registeredAllReduce, static_cast<SwappedStep>(directAllReduce),
-                 ringAllReduce);
+  } else {
+    largeMessage(TunedCollective::kAllReduce, team, args, wait, bytes, registeredAllReduce,
+                 static_cast<SwappedStep>(directAllReduce), ringAllReduce);
+  }
 }
 
 void allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  largeMessage(team, args, wait, args.count * loomTypeSize(args.dtype) * team.nranks, registeredAllGather,
+  largeMessage(TunedCollective::kAllGather, team, args, wait, args.count * loomTypeSize(args.dtype) * team.nranks,
+               registeredAllGather,
                static_cast<SwappedStep>(directAllGather), ringAllGather);
 }
 
 void reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  largeMessage(team, args, wait, args.count * loomTypeSize(args.dtype) * team.nranks, registeredReduceScatter,
+  largeMessage(TunedCollective::kReduceScatter, team, args, wait,
+               args.count * loomTypeSize(args.dtype) * team.nranks, registeredReduceScatter,
                static_cast<SwappedStep>(directReduceScatter), ringReduceScatter);
 }
 
@@ -89,14 +105,20 @@ bool useTree(const Team& team, size_t bytes) {
 }
 
 void broadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  if (useTree(team, args.count * loomTypeSize(args.dtype)))
+  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  const bool tree = useTree(team, bytes);
+  logTuningChoice(team, TunedCollective::kBroadcast, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
+  if (tree)
     treeBroadcast(team, args, wait);
   else
     chainBroadcast(team, args, wait);
 }
 
 void reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  if (useTree(team, args.count * loomTypeSize(args.dtype)))
+  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  const bool tree = useTree(team, bytes);
+  logTuningChoice(team, TunedCollective::kReduce, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
+  if (tree)
     treeReduce(team, args, wait);
   else
     chainReduce(team, args, wait);
@@ -104,7 +126,9 @@ void reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wai
 
 void barrier(const Team& team, const WaitContext& wait) {
   if (team.nranks == 1) return;
-  if (team.tuning.force == Tuning::Force::kRing)
+  const bool ring = team.tuning.force == Tuning::Force::kRing;
+  logTuningChoice(team, TunedCollective::kBarrier, ring ? TunedAlgorithm::kRing : TunedAlgorithm::kAllPairs, 0);
+  if (ring)
     ringBarrier(team, wait);
   else
     allPairsBarrier(team, wait);

@@ -91,6 +91,7 @@ const char* relation(topo::Locality locality) {
 
 Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddress& address, const CommConfig& config)
     : config_(config) {
+  logStartup();
   team_.rank = rank;
   team_.nranks = nranks;
   team_.ring.resize(nranks);
@@ -112,7 +113,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   connectPeers(*rendezvous_);
   orderRing(*rendezvous_);
   LOOM_INFO("INIT", rank,
-            "Loom " << LOOM_MAJOR << "." << LOOM_MINOR << "." << LOOM_PATCH << " communicator"
+            "Loom " << LOOM_VERSION_STRING << " communicator"
                     << (config.name.empty() ? "" : " '" + config.name + "'") << " ready: rank " << rank << " of "
                     << nranks << ", pid " << getpid() << ", timeout " << config.timeoutMs << " ms, spin "
                     << spinIterations_);

@@ -1,5 +1,8 @@
 #include "core/config.h"
 
+#include <unistd.h>
+
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -40,26 +43,69 @@ std::vector<std::string> splitCommas(const std::string& text) {
   return parts;
 }
 
-LogSettings readLogSettings() {
+std::string upperCase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+bool knownSubsystem(const std::string& name) {
+  for (const char* known : kLogSubsystems)
+    if (name == known) return true;
+  return false;
+}
+
+}  // namespace
+
+LogSettings parseLogSettings(const char* debug, const char* subsys, const char* file, const char* timestampFormat) {
   LogSettings settings;
-  if (auto level = env("LOOM_DEBUG")) {
-    if (*level == "WARN")
-      settings.level = LogLevel::kWarn;
-    else if (*level == "INFO")
-      settings.level = LogLevel::kInfo;
-    else if (*level == "TRACE")
-      settings.level = LogLevel::kTrace;
-    else if (*level == "NONE")
+  if (debug != nullptr && debug[0] != '\0') {
+    const std::string level = upperCase(debug);
+    if (level == "NONE")
       settings.level = LogLevel::kNone;
+    else if (level == "VERSION")
+      settings.level = LogLevel::kVersion;
+    else if (level == "WARN")
+      settings.level = LogLevel::kWarn;
+    else if (level == "INFO")
+      settings.level = LogLevel::kInfo;
+    else if (level == "TRACE")
+      settings.level = LogLevel::kTrace;
     else
-      std::fprintf(stderr, "LOOM WARN LOOM_DEBUG='%s' is not one of NONE, WARN, INFO, TRACE; using WARN\n",
-                   level->c_str());
+      settings.problems.push_back(std::string("LOOM_DEBUG='") + debug +
+                                  "' is not one of NONE, VERSION, WARN, INFO, TRACE; using WARN");
   }
-  if (auto subsys = env("LOOM_DEBUG_SUBSYS")) {
-    if (*subsys != "ALL") settings.subsystems = splitCommas(*subsys);
+  if (subsys != nullptr && subsys[0] != '\0') {
+    std::string list = upperCase(subsys);
+    if (list[0] == '^') {
+      settings.subsystemsExcluded = true;
+      list.erase(0, 1);
+    }
+    for (const std::string& name : splitCommas(list)) {
+      if (name == "ALL") {
+        settings.subsystems.clear();
+        break;
+      }
+      if (knownSubsystem(name))
+        settings.subsystems.push_back(name);
+      else
+        settings.problems.push_back("LOOM_DEBUG_SUBSYS names '" + name +
+                                    "', which is not one of ALL, INIT, BOOTSTRAP, ENV, TUNING, COLL, GRAPH, SHM; "
+                                    "ignoring that name");
+    }
+    // "^ALL" or a list of unknown names only: nothing to exclude, all shown.
+    if (settings.subsystems.empty()) settings.subsystemsExcluded = false;
+  }
+  if (file != nullptr) settings.fileTemplate = file;
+  if (timestampFormat != nullptr) {
+    // As NCCL: underscores stand for spaces, which are awkward in job scripts.
+    settings.timestampFormat = timestampFormat;
+    for (char& c : settings.timestampFormat)
+      if (c == '_') c = ' ';
   }
   return settings;
 }
+
+namespace {
 
 struct RankVariables {
   const char* launcher;
@@ -85,8 +131,21 @@ std::string required(const char* name, const std::string& why) {
 }  // namespace
 
 const LogSettings& logSettings() {
-  static const LogSettings settings = readLogSettings();
+  static const LogSettings settings =
+      parseLogSettings(std::getenv("LOOM_DEBUG"), std::getenv("LOOM_DEBUG_SUBSYS"), std::getenv("LOOM_DEBUG_FILE"),
+                       std::getenv("LOOM_DEBUG_TIMESTAMP_FORMAT"));
   return settings;
+}
+
+std::vector<std::string> loomVariablesForLog() {
+  std::vector<std::string> found;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string text = *entry;
+    if (text.rfind("LOOM_", 0) != 0) continue;
+    if (text.rfind("LOOM_SECRET=", 0) == 0) text = "LOOM_SECRET=(set, value not shown)";
+    found.push_back(text);
+  }
+  return found;
 }
 
 CommConfig readCommConfig(const loomConfig_t* user) {

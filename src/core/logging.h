@@ -1,6 +1,12 @@
-// One logger for all of Loom: LOOM_DEBUG=WARN|INFO|TRACE picks the level,
-// LOOM_DEBUG_SUBSYS=INIT,BOOTSTRAP,SHM,COLL (or ALL) the subsystems. Lines go
-// to stderr as `host:pid [rank] LOOM LEVEL SUBSYS message`.
+// One logger for all of Loom, shaped like NCCL's so its users read it
+// without a manual:
+//   LOOM_DEBUG=VERSION|WARN|INFO|TRACE (any case) picks the level,
+//   LOOM_DEBUG_SUBSYS=INIT,COLL (or ^COLL, or ALL) the subsystems,
+//   LOOM_DEBUG_FILE=/tmp/loom.%h.%p sends lines to a file per host and pid,
+//   LOOM_DEBUG_TIMESTAMP_FORMAT sets the strftime prefix ("[%F %T] ").
+// A line reads `[2026-12-01 03:30:00] host:pid:tid [rank] LOOM INFO INIT text`.
+// The first line a process prints at INFO is the banner (version, build,
+// hwloc), followed by every LOOM_* variable that is set (subsystem ENV).
 #pragma once
 
 #include <sstream>
@@ -8,10 +14,19 @@
 
 namespace loom {
 
-enum class LogLevel { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
+// VERSION prints the banner alone; each level includes the ones above it.
+enum class LogLevel { kNone = 0, kVersion = 1, kWarn = 2, kInfo = 3, kTrace = 4 };
+
+// The subsystems a line can belong to; LOOM_DEBUG_SUBSYS names them.
+inline constexpr const char* kLogSubsystems[] = {"INIT", "BOOTSTRAP", "ENV", "TUNING", "COLL", "GRAPH", "SHM"};
 
 bool logEnabled(LogLevel level, const char* subsys);
 void logLine(LogLevel level, const char* subsys, int rank, const std::string& message);
+
+// Prints the banner and the LOOM_* variables once per process if the level
+// asks for them; communicator init calls it so that LOOM_DEBUG=VERSION shows
+// the version even when nothing else is logged.
+void logStartup();
 
 }  // namespace loom
 

@@ -68,8 +68,7 @@ std::vector<IbDevice> ibDevices() {
 
 Versions collectVersions() {
   Versions v;
-  v.items.emplace_back("Loom", std::to_string(LOOM_MAJOR) + "." + std::to_string(LOOM_MINOR) + "." +
-                                   std::to_string(LOOM_PATCH));
+  v.items.emplace_back("Loom", LOOM_VERSION_STRING);
   v.items.emplace_back("hwloc", hwlocRuntimeVersion());
   utsname u{};
   if (uname(&u) == 0) v.items.emplace_back("kernel", std::string(u.sysname) + " " + u.release + " " + u.machine);

@@ -1,0 +1,68 @@
+#include "collectives/tuning_log.h"
+
+#include <atomic>
+#include <string>
+
+#include "core/logging.h"
+
+namespace loom {
+namespace {
+
+constexpr int kCollectives = static_cast<int>(TunedCollective::kCount);
+constexpr int kAlgorithms = static_cast<int>(TunedAlgorithm::kCount);
+
+// A flag per pair instead of a locked set: the check sits on every call.
+std::atomic<bool> logged[kCollectives][kAlgorithms];
+
+const char* collectiveName(TunedCollective c) {
+  static const char* const names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "Barrier"};
+  return names[static_cast<int>(c)];
+}
+
+const char* algorithmName(TunedAlgorithm a) {
+  static const char* const names[] = {"allpairs", "ring", "direct", "registered", "tree", "chain"};
+  return names[static_cast<int>(a)];
+}
+
+// Why the rule picked it, in the terms of the variables a user can change.
+std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgorithm algorithm, int nranks) {
+  if (tuning.force != Tuning::Force::kAuto) return "forced by LOOM_ALGO";
+  if (collective == TunedCollective::kBarrier) return "the default: one all-pairs step";
+  switch (algorithm) {
+    case TunedAlgorithm::kAllPairs:
+      return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank";
+    case TunedAlgorithm::kRing:
+      return (collective == TunedCollective::kAllReduce
+                  ? "above LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank; "
+                  : std::string()) +
+             "single copy needs registered buffers or LOOM_CMA=1, and at least LOOM_DIRECT_MIN_BYTES=" +
+             std::to_string(tuning.directMinBytes);
+    case TunedAlgorithm::kDirect:
+      return "LOOM_CMA=1 and at least LOOM_DIRECT_MIN_BYTES=" + std::to_string(tuning.directMinBytes);
+    case TunedAlgorithm::kRegistered:
+      return "every rank's buffers registered and at least LOOM_DIRECT_MIN_BYTES=" +
+             std::to_string(tuning.directMinBytes);
+    case TunedAlgorithm::kTree:
+      return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " +
+             std::to_string(nranks) + " ranks";
+    case TunedAlgorithm::kChain:
+      return nranks < 3 ? std::string("two ranks: the tree is the chain")
+                        : "above LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes);
+    default: return "";
+  }
+}
+
+}  // namespace
+
+void logTuningChoice(const Team& team, TunedCollective collective, TunedAlgorithm algorithm, size_t bytes) {
+  if (!logEnabled(LogLevel::kInfo, "TUNING")) return;
+  std::atomic<bool>& flag = logged[static_cast<int>(collective)][static_cast<int>(algorithm)];
+  if (flag.load(std::memory_order_relaxed) || flag.exchange(true)) return;
+  LOOM_INFO("TUNING", team.rank,
+            collectiveName(collective) << " of " << bytes << " bytes on " << team.nranks << " ranks: "
+                                       << algorithmName(algorithm) << " ("
+                                       << reason(team.tuning, collective, algorithm, team.nranks)
+                                       << "); logged once per algorithm");
+}
+
+}  // namespace loom

@@ -1,0 +1,19 @@
+// LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=TUNING: which algorithm each collective
+// took, and why, the first time it takes it in this process. One line per
+// (collective, algorithm) pair, so a sweep over sizes shows where each
+// threshold falls without a line per call.
+#pragma once
+
+#include <cstddef>
+
+#include "collectives/collectives.h"
+
+namespace loom {
+
+enum class TunedCollective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kBarrier, kCount };
+enum class TunedAlgorithm { kAllPairs, kRing, kDirect, kRegistered, kTree, kChain, kCount };
+
+// Cheap when TUNING is not logged: one check of the log settings.
+void logTuningChoice(const Team& team, TunedCollective collective, TunedAlgorithm algorithm, size_t bytes);
+
+}  // namespace loom
