@@ -16,9 +16,12 @@ class XmlDoc;  // topology/xml_doc.h; kept out so users need no libxml2 headers
 // Reads a parsed NCCL topology. With `detected`, NCCL's fill-in rule:
 // values in the file win, the detected machine fills what the file leaves
 // out (CPU sets, PCI ids, link speeds, devices the file does not list).
-// Throws loom::Error with file:line for unknown elements, bad values and
-// contradictions (duplicate bus ids or NUMA ids, overlapping CPU sets, a
-// <gpu> on a bridge, an NVLink to a GPU the file does not list).
+// Accepts what NCCL's reader accepts (docs/TOPOLOGY.md lists it); what it
+// tolerates but a person should know goes to the result's warnings. Throws
+// loom::Error with file:line for malformed XML, values that are not numbers,
+// devices without a bus id, misplaced elements and contradictions
+// (duplicate bus ids or NUMA ids, overlapping CPU sets, a <gpu> on a bridge,
+// an NVLink to a NIC).
 std::unique_ptr<Topology> readNcclXml(const XmlDoc& doc, const Topology* detected);
 
 // The topology as NCCL XML. Deterministic: reading it back and writing again

@@ -1,4 +1,9 @@
-// NCCL topology XML -> graph. Every message names the file and line.
+// NCCL topology XML -> graph. Accepts what NCCL's own reader accepts
+// (src/graph/xml.cc, topo.cc): unknown attributes, empty or odd values where
+// NCCL falls back to a default, elements it does not know (skipped with a
+// warning, as NCCL skips them). Refuses, naming file and line, what cannot
+// describe a machine: malformed XML, a device without a bus id, values that
+// are not numbers, contradictions.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -6,6 +11,7 @@
 
 #include "core/logging.h"
 #include "topology/nccl_xml.h"
+#include "topology/nccl_xml_internal.h"
 #include "topology/xml_doc.h"
 #include "topology/paths.h"
 #include "topology/pci.h"
@@ -44,19 +50,17 @@ Attributes extras(const xmlNode* n, const std::set<std::string>& known) {
   return out;
 }
 
+// Elements NCCL reads that Loom does not model: kept verbatim for the dump.
+const std::set<std::string> kKeptInPci = {"pcilink"};  // a PCI-to-PCI link of a Broadcom switch
+const std::set<std::string> kKeptInGpu = {"c2c"};      // Grace's chip-to-chip link to its CPU
+// Elements with a meaning in some other place: misplaced, they would lose a device.
+const std::set<std::string> kModelled = {"system", "cpu", "pci", "gpu", "nic", "net", "nvlink"};
+
 bool isRdmaPci(const PciInfo& p) {
   if (p.classCode >= 0 && (p.classCode >> 8) == 0x0207) return true;  // InfiniBand
   if (p.vendor == 0x15b3) return true;                                 // Mellanox / NVIDIA networking
   return p.vendor == 0x1d0f && (p.device & 0xfff0) == 0xefa0;          // AWS EFA
 }
-
-struct PendingNvlink {
-  int gpu;
-  std::string target;
-  int count;
-  int32_t tclass;
-  const xmlNode* where;
-};
 
 class NcclReader {
  public:
@@ -66,51 +70,64 @@ class NcclReader {
     const xmlNode* root = doc_.root();
     if (elementName(root) != "system") doc_.failAt(root, "root element is <", elementName(root), ">, expected <system>");
     std::string version = attrValue(root, "version");
-    if (version != "1") {
+    if (parseNcclNumber(version) != 1) {
       if (version.empty()) doc_.failAt(root, "<system> has no version attribute (expected version=\"1\")");
       doc_.failAt(root, "<system> has version \"", version, "\"; Loom reads NCCL's version \"1\"");
     }
     t_->source = "NCCL XML " + doc_.path();
     for (xmlNode* c : elements(root)) {
-      if (elementName(c) != "cpu") unknown(c, "system", "<cpu>");
-      readCpu(c);
+      if (elementName(c) == "cpu") {
+        readCpu(c);
+      } else {
+        other(c, "system", "<cpu>");
+      }
     }
     if (t_->cpuNodes().empty()) doc_.failAt(root, "<system> holds no <cpu> element");
-    resolveNvlinks();
+    numberUnknownNumaNodes();
+    // After fill-in, so that an NVLink may name a GPU that detection adds.
     if (detected) fillFromDetected(*t_, *detected);
+    resolveNvlinks(*t_, doc_, pending_);
     t_->finish();
     return std::move(t_);
   }
 
  private:
-  [[noreturn]] void unknown(const xmlNode* n, const char* inside, const char* expected) const {
-    doc_.failAt(n, "unknown element <", elementName(n), "> inside <", inside, "> (expected ", expected, ")");
+  // An element that has no place here. NCCL skips elements it does not
+  // know, and so does Loom, saying so once per name; one that NCCL knows
+  // elsewhere would silently lose a device, so it is refused.
+  void other(const xmlNode* n, const char* inside, const char* expected) {
+    std::string name = elementName(n);
+    if (kModelled.count(name)) {
+      doc_.failAt(n, "<", name, "> cannot appear inside <", inside, "> (expected ", expected, ")");
+    }
+    if (!skipped_.insert(name).second) return;
+    warnAt(*t_, doc_, n, "unknown element <" + name + "> inside <" + inside + "> skipped with what it holds (expected " +
+                              expected + ")");
   }
 
-  // A whole number, or -1 when absent.
+  // A number as NCCL writes it (decimal or 0x-hex), or -1 when absent, empty
+  // or negative: NCCL writes -1 for "unknown" (a NIC's speed, a GPU's dev).
   int64_t number(const xmlNode* n, const char* attr) const {
-    if (!hasAttr(n, attr)) return -1;
     std::string v = attrValue(n, attr);
-    char* end = nullptr;
-    bool hex = v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
-    long long x = std::strtoll(v.c_str(), &end, hex ? 16 : 10);
-    if (v.empty() || *end != '\0' || x < 0) {
-      doc_.failAt(n, "<", elementName(n), "> has ", attr, "=\"", v, "\" which is not a non-negative number");
-    }
-    return x;
+    if (v.find_first_not_of(" \t") == std::string::npos) return -1;
+    std::optional<int64_t> x = parseNcclNumber(v);
+    if (!x) doc_.failAt(n, "<", elementName(n), "> has ", attr, "=\"", v, "\" which is not a number");
+    return *x < 0 ? -1 : *x;
   }
 
   void readCpu(const xmlNode* n) {
     Node cpu;
     cpu.kind = NodeKind::kCpu;
     cpu.line = lineOf(n);
-    cpu.numa = static_cast<int>(number(n, "numaid"));
-    if (cpu.numa < 0) doc_.failAt(n, "<cpu> has no numaid attribute");
-    if (numaLines_.count(cpu.numa)) {
+    if (attrValue(n, "numaid").find_first_not_of(" \t") == std::string::npos) {
+      doc_.failAt(n, "<cpu> has no numaid attribute");
+    }
+    cpu.numa = static_cast<int>(number(n, "numaid"));  // -1: sysfs did not know (NCCL writes it so)
+    if (cpu.numa >= 0 && numaLines_.count(cpu.numa)) {
       doc_.failAt(n, "<cpu> numaid=\"", std::to_string(cpu.numa), "\" was already defined on line ",
                          std::to_string(numaLines_[cpu.numa]));
     }
-    numaLines_[cpu.numa] = cpu.line;
+    if (cpu.numa >= 0) numaLines_[cpu.numa] = cpu.line;
     std::string affinity = attrValue(n, "affinity");
     if (!affinity.empty() && !parseAffinity(affinity, &cpu.cpus)) {
       doc_.failAt(n, "<cpu> has affinity=\"", affinity, "\" which is not a CPU mask (hex words separated by commas)");
@@ -131,8 +148,22 @@ class NcclReader {
       } else if (elementName(c) == "nic") {
         readNicWithoutPci(c, id);
       } else {
-        unknown(c, "cpu", "<pci> or <nic>");
+        other(c, "cpu", "<pci> or <nic>");
       }
+    }
+  }
+
+  // NCCL writes numaid="-1" where sysfs has no NUMA node for a device (VMs,
+  // one-node machines); such a <cpu> takes the lowest id no other uses.
+  void numberUnknownNumaNodes() {
+    for (int id : t_->cpuNodes()) {
+      Node& cpu = t_->nodes[id];
+      if (cpu.numa >= 0) continue;
+      int free = 0;
+      while (numaLines_.count(free)) free++;
+      cpu.numa = free;
+      numaLines_[free] = cpu.line;
+      LOOM_INFO("INIT", -1, doc_.path() << ":" << cpu.line << ": <cpu numaid=\"-1\"> taken as NUMA node " << free);
     }
   }
 
@@ -162,10 +193,9 @@ class NcclReader {
     p.device = static_cast<int32_t>(number(n, "device"));
     p.subVendor = static_cast<int32_t>(number(n, "subsystem_vendor"));
     p.subDevice = static_cast<int32_t>(number(n, "subsystem_device"));
+    // sysfs writes "Unknown" (or nothing) for links it cannot read; NCCL
+    // then assumes a default rate, and Loom its default bandwidth.
     p.linkSpeed = attrValue(n, "link_speed");
-    if (!p.linkSpeed.empty() && gigaTransfers(p.linkSpeed) <= 0) {
-      doc_.failAt(n, "<pci> has link_speed=\"", p.linkSpeed, "\"; expected a rate such as \"16 GT/s\"");
-    }
     p.linkWidth = static_cast<int>(std::max<int64_t>(0, number(n, "link_width")));
     return p;
   }
@@ -197,7 +227,8 @@ class NcclReader {
     node.parent = parent;
     node.extra = extras(n, kPciAttrs);
     node.rdma = node.kind == NodeKind::kNic && isRdmaPci(node.pci);
-    double bw = pciUsableGBs(node.pci.linkSpeed, node.pci.linkWidth);
+    // NCCL reads width 0 (sysfs could not tell) as x16.
+    double bw = pciUsableGBs(node.pci.linkSpeed, node.pci.linkWidth > 0 ? node.pci.linkWidth : 16);
     int id = t_->addNode(std::move(node));
     t_->addLink(id, parent, LinkKind::kPci, bw > 0 ? bw : 24.0, kPciLatencyUs);
     for (xmlNode* c : elements(n)) {
@@ -208,8 +239,10 @@ class NcclReader {
         readGpu(c, id);
       } else if (name == "nic") {
         readNets(c, id);
+      } else if (kKeptInPci.count(name)) {
+        t_->nodes[id].rawChildren.push_back(RawElement{name, allAttributes(c)});
       } else {
-        unknown(c, "pci", "<pci>, <gpu> or <nic>");
+        other(c, "pci", "<pci>, <gpu> or <nic>");
       }
     }
   }
@@ -222,12 +255,17 @@ class NcclReader {
     gpu.gpuGdr = static_cast<int>(number(n, "gdr"));
     gpu.gpuExtra = extras(n, kGpuAttrs);
     for (xmlNode* c : elements(n)) {
-      if (elementName(c) != "nvlink") unknown(c, "gpu", "<nvlink>");
-      std::string target = attrValue(c, "target");
-      auto canonical = normalizeBusId(target);
-      if (!canonical) doc_.failAt(c, "<nvlink> has target '", target, "' which is not a PCI address");
+      std::string name = elementName(c);
+      if (kKeptInGpu.count(name)) {
+        t_->nodes[id].gpuRawChildren.push_back(RawElement{name, allAttributes(c)});
+        continue;
+      }
+      if (name != "nvlink") {
+        other(c, "gpu", "<nvlink>");
+        continue;
+      }
       int64_t count = number(c, "count");
-      pending_.push_back({id, *canonical, count > 0 ? static_cast<int>(count) : 1,
+      pending_.push_back({id, attrValue(c, "target"), count > 0 ? static_cast<int>(count) : 1,
                           static_cast<int32_t>(number(c, "tclass")), c});
     }
   }
@@ -235,16 +273,20 @@ class NcclReader {
   void readNets(const xmlNode* n, int id) {
     Node& nic = t_->nodes[id];
     for (xmlNode* c : elements(n)) {
-      if (elementName(c) != "net") unknown(c, "nic", "<net>");
+      if (elementName(c) != "net") {
+        other(c, "nic", "<net>");
+        continue;
+      }
       NetPort port;
       port.name = attrValue(c, "name");
       port.speedMbps = number(c, "speed");
       port.port = static_cast<int>(number(c, "port"));
       port.gdr = static_cast<int>(number(c, "gdr"));
       port.extra = extras(c, kNetAttrs);
-      // NCCL dumps write a GUID and a gdr flag for RDMA ports only; a plain
-      // Ethernet port (socket transport) has neither.
-      bool rdmaPort = port.gdr >= 0 || hasAttr(c, "guid");
+      // NCCL writes guid and gdr for every port, its socket transport's
+      // Ethernet ports too (gdr="0"); only GPUDirect RDMA (gdr="1") proves
+      // an RDMA device where the PCI ids do not say.
+      bool rdmaPort = port.gdr > 0;
       nic.nets.push_back(std::move(port));
       nic.rdma = nic.rdma || rdmaPort;
     }
@@ -261,80 +303,15 @@ class NcclReader {
     readNets(n, id);
   }
 
-  int nvlinkTarget(const PendingNvlink& p) {
-    int target = t_->findBusId(p.target);
-    if (target >= 0) {
-      NodeKind k = t_->nodes[target].kind;
-      if (target == p.gpu) doc_.failAt(p.where, "<nvlink> from ", p.target, " targets the GPU itself");
-      if (k != NodeKind::kGpu && k != NodeKind::kNvSwitch && k != NodeKind::kPciDevice) {
-        doc_.failAt(p.where, "<nvlink> target ", p.target, " is a ", nodeKindName(k), ", not a GPU or NVSwitch");
-      }
-      return target;
-    }
-    if (isDisplayClass(p.tclass)) {
-      doc_.failAt(p.where, "<nvlink> target ", p.target, " is a GPU (tclass ", hexString(p.tclass, 6),
-                               ") that the file does not list");
-    }
-    if (p.tclass >= 0 && !isNvSwitchClass(p.tclass)) return -1;  // a CPU (POWER9): not modelled
-    // NVSwitches appear only as targets in NCCL dumps; one node per bus id.
-    Node sw;
-    sw.kind = NodeKind::kNvSwitch;
-    sw.pci.busId = p.target;
-    sw.pci.classCode = p.tclass >= 0 ? p.tclass : 0x068000;
-    sw.implicit = true;
-    busLines_[p.target] = lineOf(p.where);
-    return t_->addNode(std::move(sw));
-  }
-
-  void resolveNvlinks() {
-    for (const PendingNvlink& p : pending_) {
-      int target = nvlinkTarget(p);
-      if (target < 0) {
-        LOOM_INFO("INIT", -1, doc_.path() << ":" << lineOf(p.where) << ": NVLink to CPU " << p.target << " ignored");
-        continue;
-      }
-      bool seen = false;
-      for (const Link& l : t_->links) {
-        seen = seen || (l.kind == LinkKind::kNvLink && ((l.a == p.gpu && l.b == target) || (l.a == target && l.b == p.gpu)));
-      }
-      if (seen) continue;  // each GPU of a pair lists the link
-      double bw = p.count * nvlinkGBsPerLane(t_->nodes[p.gpu].sm);
-      t_->addLink(p.gpu, target, LinkKind::kNvLink, bw, kNvlLatencyUs, p.count);
-    }
-  }
-
   const XmlDoc& doc_;
   std::unique_ptr<Topology> t_;
   std::map<int, int> numaLines_, cpuOwner_;
   std::map<std::string, int> busLines_;
   std::vector<PendingNvlink> pending_;
+  std::set<std::string> skipped_;  // unknown element names already reported
 };
 
 }  // namespace
-
-bool parseAffinity(const std::string& text, std::vector<int>* cpus) {
-  std::vector<std::string> words;
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    words.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  cpus->clear();
-  int base = 0;
-  for (auto it = words.rbegin(); it != words.rend(); ++it, base += 32) {
-    if (it->empty() || it->size() > 8 || it->find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
-      return false;
-    }
-    unsigned long w = std::strtoul(it->c_str(), nullptr, 16);
-    for (int b = 0; b < 32; b++) {
-      if (w & (1ul << b)) cpus->push_back(base + b);
-    }
-  }
-  std::sort(cpus->begin(), cpus->end());
-  return true;
-}
 
 std::unique_ptr<Topology> readNcclXml(const XmlDoc& doc, const Topology* detected) {
   return NcclReader(doc).read(detected);

@@ -94,11 +94,12 @@ class Writer {
     a.add("link_speed", n.pci.linkSpeed);
     if (n.pci.linkWidth > 0) a.num("link_width", n.pci.linkWidth);
     a.extra(n.extra);
-    bool hasBody = !n.children.empty() || n.kind == NodeKind::kGpu || !n.nets.empty();
+    bool hasBody = !n.children.empty() || n.kind == NodeKind::kGpu || !n.nets.empty() || !n.rawChildren.empty();
     open(depth, "pci", a.str(), !hasBody);
     for (int c : n.children) writeChild(t_.nodes[c], depth + 1);
     if (n.kind == NodeKind::kGpu) writeGpu(n, depth + 1);
     if (!n.nets.empty()) writeNets(n, depth + 1);
+    writeRaw(n.rawChildren, depth + 1);
     if (hasBody) close(depth, "pci");
   }
 
@@ -112,14 +113,25 @@ class Writer {
     Attrs a;
     a.num("dev", gpu.gpuDev >= 0 ? gpu.gpuDev : gpu.index).num("sm", gpu.sm).num("rank", gpu.gpuRank);
     a.num("gdr", gpu.gpuGdr).extra(gpu.gpuExtra);
-    open(depth, "gpu", a.str(), peers.empty());
+    bool empty = peers.empty() && gpu.gpuRawChildren.empty();
+    open(depth, "gpu", a.str(), empty);
     for (const auto& [busId, l] : peers) {
       const Node& peer = t_.nodes[l->a == gpu.id ? l->b : l->a];
       Attrs p;
       p.add("target", busId).num("count", l->count).hex("tclass", peer.pci.classCode, 6);
       open(depth + 1, "nvlink", p.str(), true);
     }
-    if (!peers.empty()) close(depth, "gpu");
+    writeRaw(gpu.gpuRawChildren, depth + 1);
+    if (!empty) close(depth, "gpu");
+  }
+
+  // Elements Loom keeps without modelling them, as the file wrote them.
+  void writeRaw(const std::vector<RawElement>& raw, int depth) {
+    for (const RawElement& e : raw) {
+      Attrs a;
+      a.extra(e.attrs);
+      open(depth, e.name.c_str(), a.str(), true);
+    }
   }
 
   void writeNets(const Node& nic, int depth) {

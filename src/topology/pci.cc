@@ -33,14 +33,27 @@ double laneFactor(double gt) {
 std::optional<std::string> normalizeBusId(const std::string& text) {
   std::string s;
   for (char c : text) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (s.size() == 7) s = "0000:" + s;  // "17:00.0"
-  // dddd:bb:dd.f
-  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return std::nullopt;
-  if (!hexDigits(s, 0, 4) || !hexDigits(s, 5, 2) || !hexDigits(s, 8, 2) || !hexDigits(s, 11, 1)) {
+  // The domain is optional ("17:00.0") and may have up to 8 digits: NVML
+  // writes "00000000:c0:00.0", sysfs "0000:c0:00.0"; both name one device.
+  size_t firstColon = s.find(':');
+  if (firstColon != std::string::npos && s.find(':', firstColon + 1) == std::string::npos) {
+    s = "0000:" + s;
+    firstColon = 4;
+  }
+  if (firstColon == std::string::npos || firstColon == 0 || firstColon > 8 || !hexDigits(s, 0, firstColon)) {
     return std::nullopt;
   }
+  unsigned long domain = std::strtoul(s.substr(0, firstColon).c_str(), nullptr, 16);
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "%04lx", domain);
+  s = prefix + s.substr(firstColon);
+  // dddd:bb:dd.f (a domain above 0xffff keeps its extra digits)
+  if (s.size() < 12) return std::nullopt;
+  size_t d = s.size() - 12;  // extra domain digits
+  if (s[4 + d] != ':' || s[7 + d] != ':' || s[10 + d] != '.') return std::nullopt;
+  if (!hexDigits(s, 5 + d, 2) || !hexDigits(s, 8 + d, 2) || !hexDigits(s, 11 + d, 1)) return std::nullopt;
   // Device numbers stop at 0x1f and functions at 7.
-  if (std::strtol(s.substr(8, 2).c_str(), nullptr, 16) > 0x1f || s[11] > '7') return std::nullopt;
+  if (std::strtol(s.substr(8 + d, 2).c_str(), nullptr, 16) > 0x1f || s[11 + d] > '7') return std::nullopt;
   return s;
 }
 

@@ -8,15 +8,18 @@
 
 namespace loom::topo {
 
-// "0000:17:00.0" (domain optional, any case) -> canonical lower-case
-// "dddd:bb:dd.f"; nullopt if it is not a PCI address.
+// "0000:17:00.0" (domain optional, 1 to 8 digits, any case) -> canonical
+// lower-case "dddd:bb:dd.f"; nullopt if it is not a PCI address (NCCL's
+// NVSwitch placeholder "fffffff:ffff:ff" is not).
 std::optional<std::string> normalizeBusId(const std::string& text);
 
 // Classes as NCCL writes them (24 bits: class, subclass, prog-if).
 inline bool isBridgeClass(int32_t c) { return c >= 0 && (c >> 8) == 0x0604; }
 inline bool isDisplayClass(int32_t c) { return c >= 0 && (c >> 16) == 0x03; }
 inline bool isNetworkClass(int32_t c) { return c >= 0 && (c >> 16) == 0x02; }
-inline bool isNvSwitchClass(int32_t c) { return c >= 0 && (c >> 8) == 0x0680; }
+inline bool isNvSwitchClass(int32_t c) { return c >= 0 && (c >> 8) == 0x0680 && c != 0x068001; }
+// NCCL's class for a CPU at the far end of an NVLink (POWER9's NPU).
+inline bool isNvlinkCpuClass(int32_t c) { return c == 0x068001; }
 constexpr int32_t kNvidiaVendor = 0x10de;
 
 // "16 GT/s", "16.0 GT/s PCIe", "32 GT/s PCIe/s" -> 16 or 32; 0 if unknown.

@@ -2,6 +2,7 @@
 // memory, and below each NUMA node the PCI switches, GPUs and NICs.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "topology/paths.h"
@@ -14,7 +15,11 @@ namespace {
 
 std::string pciLink(const Node& n) {
   std::string s;
-  if (!n.pci.linkSpeed.empty()) s += cat("PCIe ", n.pci.linkSpeed);
+  if (!n.pci.linkSpeed.empty() && gigaTransfers(n.pci.linkSpeed) <= 0) {
+    s += cat("PCIe speed \"", n.pci.linkSpeed, "\"");  // sysfs's "Unknown": as the file says
+  } else if (!n.pci.linkSpeed.empty()) {
+    s += cat("PCIe ", n.pci.linkSpeed);
+  }
   if (n.pci.linkWidth > 0) s += cat(" x", n.pci.linkWidth);
   double bw = pciUsableGBs(n.pci.linkSpeed, n.pci.linkWidth);
   if (bw > 0) s += cat(" (", gbsString(bw), ")");
@@ -30,8 +35,20 @@ std::string nvlinkSummary(const Topology& t, const Node& n) {
     peers++;
     bw += l->bandwidthGBs;
   }
-  if (peers == 0) return "";
-  return cat(", NVLink ", lanes, " lanes to ", peers, " peers (", gbsString(bw), ")");
+  // <nvlink> kept without a link: a VM named the GPU itself, or a GPU the file lacks.
+  int unnamed = 0;
+  for (const RawElement& e : n.gpuRawChildren) {
+    if (e.name != "nvlink") continue;
+    int count = 1;
+    for (const auto& [k, v] : e.attrs) {
+      if (k == "count") count = std::max(1, std::atoi(v.c_str()));
+    }
+    unnamed += count;
+  }
+  std::string s;
+  if (peers > 0) s = cat(", NVLink ", lanes, " lanes to ", peers, " peers (", gbsString(bw), ")");
+  if (unnamed > 0) s += cat(", NVLink ", unnamed, " lanes to peers the file does not name");
+  return s;
 }
 
 std::string describe(const Topology& t, const Node& n) {
@@ -129,9 +146,12 @@ void printTree(std::ostream& os, const Topology& t) {
     if (t.nodes[s].implicit) fabric.push_back(s);
   }
   if (!fabric.empty()) {
-    os << "  NVSwitch fabric (NVLink only, not in the PCI tree):";
-    for (int s : fabric) os << " " << t.nodes[s].pci.busId;
-    os << "\n";
+    // NCCL's placeholder target ("fffffff:ffff:ff") stands for switches a VM hides.
+    os << "  NVSwitch fabric (NVLink only, not in the PCI tree):\n";
+    for (int s : fabric) {
+      const Node& sw = t.nodes[s];
+      os << "    " << describe(t, sw) << (normalizeBusId(sw.pci.busId) ? "" : ", address hidden from this machine") << "\n";
+    }
   }
 }
 

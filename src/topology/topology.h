@@ -29,6 +29,13 @@ struct PciInfo {
   int linkWidth = 0;      // lanes; 0 unknown
 };
 
+// An element a file holds that Loom does not model (<pcilink>, <c2c>, an
+// <nvlink> whose peer the file hides), kept so that a dump writes it back.
+struct RawElement {
+  std::string name;
+  Attributes attrs;
+};
+
 // One port of a NIC as NCCL's <net> describes it.
 struct NetPort {
   std::string name;      // "mlx5_0", "eth0"
@@ -48,6 +55,7 @@ struct Node {
   int line = 0;          // where a file defined it, for messages; 0 detected
   PciInfo pci;
   Attributes extra;      // uninterpreted attributes of its element (<cpu> or <pci>)
+  std::vector<RawElement> rawChildren;  // unmodelled children of its <pci> (<pcilink>)
 
   // kCpu: one NUMA node.
   int numa = -1;         // OS index (NCCL's numaid)
@@ -61,6 +69,7 @@ struct Node {
   int gpuDev = -1, sm = -1, gpuRank = -1, gpuGdr = -1;
   std::string model;     // "Tesla V100-SXM3-32GB-H" when known
   Attributes gpuExtra;   // uninterpreted attributes of <gpu>
+  std::vector<RawElement> gpuRawChildren;  // <c2c>; <nvlink> to itself or to a GPU the file lacks
 
   // kNic
   std::vector<NetPort> nets;
@@ -105,6 +114,9 @@ class Topology {
   // Relative NUMA latencies (10 = local) when the source has them; indexed by
   // position in cpuNodes().
   std::vector<std::vector<uint64_t>> numaDistances;
+  // What a file reader accepted but a person should know ("file.xml:12: ..."),
+  // each also logged once at WARN.
+  std::vector<std::string> warnings;
 
   int addNode(Node node);  // returns its id; sets parent's child list
   void addLink(int a, int b, LinkKind kind, double bandwidthGBs, double latencyUs, int count = 1);

@@ -45,6 +45,37 @@ expect_line '16 GPUs, 0 NICs, 12 NVSwitches'
 expect_line '^GPU0 +X( +NVL){15} +PHB +SYS'
 pass "DGX-2 NVSwitch fabric"
 
+# HGX H100 as NCCL dumps it where the NVSwitches are hidden: one placeholder
+# target per GPU; the switch is shown, and every GPU pair is NVL.
+H100=$DATA/hgx-h100-8gpu-nvswitch-vm.nccl-topo.xml
+timeout 20 "$TOPO" --no-versions --topo-file "$H100" >"$WORK/out" 2>&1 || fail "h100 exited $?"
+expect_line '8 GPUs, 8 NICs, 1 NVSwitches$'
+expect_line '^  NVSwitch fabric \(NVLink only, not in the PCI tree\):$'
+expect_line '^    NVSwitch NVS0 \[fffffff:ff:ff\.0\], NVLink 144 lanes to 8 peers \(2966\.4 GB/s\), address hidden'
+expect_line '^        GPU GPU0 \[0000:1b:00\.0\], PCIe 32\.0 GT/s PCIe x16 \(48 GB/s\), NVLink 18 lanes to 1 peers'
+expect_line '^GPU0 +X( +NVL){7} +PIX( +PHB){3}( +SYS){4} +PHB +SYS *$'
+expect_line '^GPU7( +NVL){7} +X( +SYS){4}( +PHB){3} +PIX +SYS +PHB *$'
+expect_line '^GPU7 +56-111,168-223 +1 +mlx5_7 \(PIX, 48 GB/s\)'
+if grep -q WARN "$WORK/out"; then fail "h100 file gave a warning"; fi
+timeout 20 "$TOPO" --json --topo-file "$H100" >"$WORK/out"
+expect_line '"nvswitches": 1,'
+expect_line '"kind": "NVSwitch", "name": "NVS0", "parent": -1, "busid": "fffffff:ff:ff.0", "class": "0x068000"'
+timeout 20 "$TOPO" --dot --topo-file "$H100" >"$WORK/out"
+expect_line 'shape=hexagon, color=darkgreen, label="NVSwitch\\nfffffff:ff:ff.0"'
+[[ $(grep -c 'label="NV18"' "$WORK/out") -eq 8 ]] || fail "--dot does not draw 8 NV18 links"
+timeout 20 "$TOPO" --xml --topo-file "$H100" >"$WORK/a.xml"
+[[ $(grep -c '<nvlink target="fffffff:ff:ff.0" count="18" tclass="0x068000"/>' "$WORK/a.xml") -eq 8 ]] ||
+  fail "placeholder nvlinks lost in --xml"
+pass "HGX H100 NVSwitch placeholder: tree, matrix, --json, --dot, --xml"
+
+# A VM that names the GPU itself as its NVLink peer: loads, warns once with file:line.
+printf '<system version="1">\n  <cpu numaid="0">\n    <pci busid="0000:01:00.0" class="0x030200">\n      <gpu dev="0" sm="90">\n        <nvlink target="0000:01:00.0" count="18" tclass="0x030200"/>\n      </gpu>\n    </pci>\n  </cpu>\n</system>\n' >"$WORK/self.xml"
+timeout 20 "$TOPO" --no-versions --topo-file "$WORK/self.xml" >"$WORK/out" 2>&1 || fail "self-nvlink file exited $?"
+expect_line 'self.xml:5: <nvlink> of GPU 0000:01:00.0 names the GPU itself as its peer'
+expect_line '^      GPU GPU0 \[0000:01:00\.0\], link unknown, NVLink 18 lanes to peers the file does not name$'
+[[ $(grep -c 'names the GPU itself' "$WORK/out") -eq 1 ]] || fail "self-nvlink warned more than once"
+pass "NVLink to the GPU itself: loaded, warned once"
+
 # --xml, reloaded, prints the same; --json and --dot are well-formed enough.
 timeout 20 "$TOPO" --xml --topo-file "$DATA/hgx-a100-8gpu-nvswitch-cx6.nccl-topo.xml" >"$WORK/a.xml"
 timeout 20 "$TOPO" --xml --topo-file "$WORK/a.xml" >"$WORK/b.xml"

@@ -1,0 +1,152 @@
+// <nvlink> elements of an NCCL topology file -> NVLink links. Follows what
+// NCCL's ncclTopoAddNvLinks does with each kind of target, and what its
+// writer (ncclTopoGetXmlFromGpu) puts in real dumps:
+//   - target a GPU's bus id, tclass 0x03xxxx: GPU-to-GPU NVLink (DGX-1, NVL pairs);
+//   - tclass 0x068000, or a class NCCL does not single out: an NVSwitch. The
+//     target is the switch's bus id on bare metal (HGX A100), and on VMs that
+//     hide the switches a placeholder that is no PCI address ("fffffff:ffff:ff");
+//     NCCL treats all switches as one fabric, so every such GPU reaches every other;
+//   - tclass 0x068001: the CPU (POWER9 NVLink to the host), not modelled.
+#include <cctype>
+#include <map>
+#include <sstream>
+
+#include "core/logging.h"
+#include "topology/nccl_xml_internal.h"
+#include "topology/paths.h"
+#include "topology/pci.h"
+
+namespace loom::topo {
+
+namespace {
+
+bool linked(const Topology& t, int a, int b) {
+  for (const Link& l : t.links) {
+    if (l.kind == LinkKind::kNvLink && ((l.a == a && l.b == b) || (l.a == b && l.b == a))) return true;
+  }
+  return false;
+}
+
+class NvlinkResolver {
+ public:
+  NvlinkResolver(Topology& t, const XmlDoc& doc) : t_(t), doc_(doc) {}
+
+  void resolve(const PendingNvlink& p) {
+    auto address = normalizeBusId(p.target);
+    int found = address ? t_.findBusId(*address) : -1;
+    if (found == p.gpu) return keepSelf(p);
+    if (found >= 0) return linkTo(p, found);
+    if (isDisplayClass(p.tclass)) {
+      if (!address) doc_.failAt(p.where, "<nvlink> has target '", p.target, "' which is not a PCI address");
+      return keepUnlisted(p, *address);
+    }
+    if (isNvlinkCpuClass(p.tclass)) {
+      LOOM_INFO("INIT", -1, doc_.path() << ":" << lineOf(p.where) << ": NVLink to CPU " << p.target << " ignored");
+      return keep(p);
+    }
+    linkTo(p, hiddenSwitch(p, address));
+  }
+
+  void finish() {
+    if (selfCount_ > 0) {
+      warnAt(t_, doc_, firstSelf_,
+             cat("<nvlink> of GPU ", t_.nodes[selfGpu_].pci.busId, " names the GPU itself as its peer (",
+                 selfCount_, " such <nvlink> in this file), as VMs that hide NVLink peers write; "
+                 "their lane counts are kept, but no NVLink path is assumed"));
+    }
+    if (unlistedCount_ > 0) {
+      warnAt(t_, doc_, firstUnlisted_,
+             cat("<nvlink> target ", firstUnlistedTarget_, " is a GPU the file does not list (", unlistedCount_,
+                 " such <nvlink> in this file; a dump from a job that used only some GPUs?); "
+                 "no NVLink path to it is assumed"));
+    }
+  }
+
+ private:
+  template <typename... Parts>
+  static std::string cat(const Parts&... parts) {
+    std::ostringstream os;
+    (os << ... << parts);
+    return os.str();
+  }
+
+  // The element goes back into the dump as it was written.
+  void keep(const PendingNvlink& p) {
+    t_.nodes[p.gpu].gpuRawChildren.push_back(RawElement{"nvlink", allAttributes(p.where)});
+  }
+
+  void keepSelf(const PendingNvlink& p) {
+    keep(p);
+    if (selfCount_++ == 0) {
+      firstSelf_ = p.where;
+      selfGpu_ = p.gpu;
+    }
+  }
+
+  // NCCL drops such a link silently; keeping it lets a later load with the
+  // GPU (or fill-in from detection) see it again.
+  void keepUnlisted(const PendingNvlink& p, const std::string& target) {
+    keep(p);
+    if (unlistedCount_++ == 0) {
+      firstUnlisted_ = p.where;
+      firstUnlistedTarget_ = target;
+    }
+  }
+
+  void linkTo(const PendingNvlink& p, int target) {
+    Node& peer = t_.nodes[target];
+    // A bare <pci busid> that an NVLink calls a switch is that switch.
+    if (peer.kind == NodeKind::kPciDevice && peer.pci.classCode < 0 && isNvSwitchClass(p.tclass)) {
+      peer.kind = NodeKind::kNvSwitch;
+    }
+    NodeKind k = peer.kind;
+    if (k != NodeKind::kGpu && k != NodeKind::kNvSwitch && k != NodeKind::kPciDevice) {
+      doc_.failAt(p.where, "<nvlink> target ", t_.nodes[target].pci.busId, " is a ", nodeKindName(k),
+                  ", not a GPU or NVSwitch");
+    }
+    if (linked(t_, p.gpu, target)) return;  // each GPU of a pair lists the link
+    double bw = p.count * nvlinkGBsPerLane(t_.nodes[p.gpu].sm);
+    t_.addLink(p.gpu, target, LinkKind::kNvLink, bw, kNvlLatencyUs, p.count);
+  }
+
+  // NVSwitches appear in NCCL files only as targets: one node per target
+  // text, so the switches of a bare-metal dump stay apart and all GPUs of a
+  // VM that hides them meet at one.
+  int hiddenSwitch(const PendingNvlink& p, const std::optional<std::string>& address) {
+    std::string key = address ? *address : lowered(p.target);
+    auto it = switches_.find(key);
+    if (it != switches_.end()) return it->second;
+    Node sw;
+    sw.kind = NodeKind::kNvSwitch;
+    sw.pci.busId = key;
+    sw.pci.classCode = p.tclass >= 0 ? p.tclass : 0x068000;
+    sw.implicit = true;
+    sw.line = lineOf(p.where);
+    int id = t_.addNode(std::move(sw));
+    switches_[key] = id;
+    return id;
+  }
+
+  static std::string lowered(const std::string& s) {
+    std::string out;
+    for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  }
+
+  Topology& t_;
+  const XmlDoc& doc_;
+  std::map<std::string, int> switches_;
+  int selfCount_ = 0, selfGpu_ = -1, unlistedCount_ = 0;
+  const xmlNode *firstSelf_ = nullptr, *firstUnlisted_ = nullptr;
+  std::string firstUnlistedTarget_;
+};
+
+}  // namespace
+
+void resolveNvlinks(Topology& t, const XmlDoc& doc, const std::vector<PendingNvlink>& pending) {
+  NvlinkResolver r(t, doc);
+  for (const PendingNvlink& p : pending) r.resolve(p);
+  r.finish();
+}
+
+}  // namespace loom::topo

@@ -1,0 +1,45 @@
+// Pieces of the NCCL XML reader (nccl_xml_read.cc) that live in their own
+// files: number syntax and NVLink resolution. Not for other layers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topology/topology.h"
+#include "topology/xml_doc.h"
+
+namespace loom::topo {
+
+// A number as NCCL reads it (strtol base 0): decimal or 0x-hex, optional
+// sign and surrounding spaces. Unlike strtol, a leading 0 stays decimal
+// (NCCL never writes octal) and trailing text is refused. nullopt if the
+// text is not a number.
+std::optional<int64_t> parseNcclNumber(const std::string& text);
+
+// Every attribute of an element, in file order.
+Attributes allAttributes(const xmlNode* n);
+
+// "file:line: what", logged at WARN and kept in t.warnings.
+void warnAt(Topology& t, const XmlDoc& doc, const xmlNode* where, const std::string& what);
+
+// An <nvlink> as read; resolved once every <gpu> of the file is known,
+// because a GPU may name a peer the file lists later.
+struct PendingNvlink {
+  int gpu = -1;
+  std::string target;  // as written
+  int count = 1;
+  int32_t tclass = -1;
+  const xmlNode* where = nullptr;
+};
+
+// NCCL's ncclTopoAddNvLinks, on Loom's graph: a GPU peer becomes an NVLink
+// between the two GPUs; an NVSwitch (by class, or a target that is no PCI
+// address, as NCCL writes for switches a VM hides) becomes an NVSwitch node
+// every such GPU links to; a CPU peer (POWER9) is not modelled. An <nvlink>
+// to the GPU itself or to a GPU the file does not list becomes no link: it is
+// kept for the dump and reported in t.warnings (once per file and cause).
+void resolveNvlinks(Topology& t, const XmlDoc& doc, const std::vector<PendingNvlink>& pending);
+
+}  // namespace loom::topo
