@@ -5,19 +5,24 @@
 namespace loom::perf {
 namespace {
 
-size_t sameCount(size_t bytes, size_t typeSize, int) {
-  return bytes / typeSize;
+CollCounts sameCount(size_t count, size_t, int) {
+  return {count, count, count, 0, 0};
 }
-// AllGather, ReduceScatter, AllToAll: the size is the whole buffer; count is
-// rounded down to a multiple of nranks, as nccl-tests does.
-size_t splitCount(size_t bytes, size_t typeSize, int nranks) {
-  return bytes / typeSize / nranks * nranks;
+// Per-rank blocks rounded down to 16 bytes, as nccl-tests does.
+size_t block16(size_t count, size_t eltSize, int nranks) {
+  return (count / nranks) & ~(16 / eltSize - 1);
 }
-size_t whole(size_t count, int) {
-  return count;
+CollCounts allGatherCount(size_t count, size_t eltSize, int nranks) {
+  size_t base = block16(count, eltSize, nranks);
+  return {base, base * nranks, base, base, 0};
 }
-size_t perRank(size_t count, int nranks) {
-  return count / nranks;
+CollCounts reduceScatterCount(size_t count, size_t eltSize, int nranks) {
+  size_t base = block16(count, eltSize, nranks);
+  return {base * nranks, base, base, 0, base};
+}
+CollCounts allToAllCount(size_t count, size_t eltSize, int nranks) {
+  size_t base = block16(count, eltSize, nranks);
+  return {base * nranks, base * nranks, base, 0, 0};
 }
 double one(int) {
   return 1.0;
@@ -32,14 +37,7 @@ double allReduceFactor(int n) {
 }  // namespace
 
 const CollectiveSpec& allReduceSpec() {
-  static const CollectiveSpec spec{"AllReduce",
-                                   true,
-                                   false,
-                                   sameCount,
-                                   whole,
-                                   whole,
-                                   CollectiveSpec::InPlace::kSame,
-                                   allReduceFactor,
+  static const CollectiveSpec spec{"AllReduce", true, false, true, sameCount, false, allReduceFactor,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomAllReduce(a.send, a.recv, count, a.dtype, a.op, a.comm, nullptr, req);
                                    }};
@@ -47,46 +45,25 @@ const CollectiveSpec& allReduceSpec() {
 }
 
 const CollectiveSpec& allGatherSpec() {
-  static const CollectiveSpec spec{"AllGather",
-                                   false,
-                                   false,
-                                   splitCount,
-                                   perRank,
-                                   whole,
-                                   CollectiveSpec::InPlace::kSendInsideRecv,
-                                   ringShare,
+  static const CollectiveSpec spec{"AllGather", false, false, false, allGatherCount, false, ringShare,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
-                                     return loomAllGather(a.send, a.recv, count / a.nranks, a.dtype, a.comm, nullptr,
+                                     return loomAllGather(a.send, a.recv, count, a.dtype, a.comm, nullptr,
                                                           req);
                                    }};
   return spec;
 }
 
 const CollectiveSpec& reduceScatterSpec() {
-  static const CollectiveSpec spec{"ReduceScatter",
-                                   true,
-                                   false,
-                                   splitCount,
-                                   whole,
-                                   perRank,
-                                   CollectiveSpec::InPlace::kRecvInsideSend,
-                                   ringShare,
+  static const CollectiveSpec spec{"ReduceScatter", true, false, true, reduceScatterCount, false, ringShare,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
-                                     return loomReduceScatter(a.send, a.recv, count / a.nranks, a.dtype, a.op, a.comm,
+                                     return loomReduceScatter(a.send, a.recv, count, a.dtype, a.op, a.comm,
                                                               nullptr, req);
                                    }};
   return spec;
 }
 
 const CollectiveSpec& broadcastSpec() {
-  static const CollectiveSpec spec{"Broadcast",
-                                   false,
-                                   true,
-                                   sameCount,
-                                   whole,
-                                   whole,
-                                   CollectiveSpec::InPlace::kSame,
-                                   one,
+  static const CollectiveSpec spec{"Broadcast", false, true, false, sameCount, false, one,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomBroadcast(a.send, a.recv, count, a.dtype, a.root, a.comm, nullptr, req);
                                    }};
@@ -94,14 +71,7 @@ const CollectiveSpec& broadcastSpec() {
 }
 
 const CollectiveSpec& reduceSpec() {
-  static const CollectiveSpec spec{"Reduce",
-                                   true,
-                                   true,
-                                   sameCount,
-                                   whole,
-                                   whole,
-                                   CollectiveSpec::InPlace::kSame,
-                                   one,
+  static const CollectiveSpec spec{"Reduce", true, true, true, sameCount, false, one,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
                                      return loomReduce(a.send, a.recv, count, a.dtype, a.op, a.root, a.comm, nullptr,
                                                        req);
@@ -110,16 +80,9 @@ const CollectiveSpec& reduceSpec() {
 }
 
 const CollectiveSpec& allToAllSpec() {
-  static const CollectiveSpec spec{"AllToAll",
-                                   false,
-                                   false,
-                                   splitCount,
-                                   whole,
-                                   whole,
-                                   CollectiveSpec::InPlace::kSame,
-                                   ringShare,
+  static const CollectiveSpec spec{"AllToAll", false, false, false, allToAllCount, false, ringShare,
                                    [](const CallArgs& a, size_t count, loomRequest_t* req) {
-                                     return loomAllToAll(a.send, a.recv, count / a.nranks, a.dtype, a.comm, nullptr,
+                                     return loomAllToAll(a.send, a.recv, count, a.dtype, a.comm, nullptr,
                                                          req);
                                    }};
   return spec;
@@ -130,14 +93,7 @@ const CollectiveSpec& allToAllSpec() {
 // ranks receive first; a request covers the second of the two.
 const CollectiveSpec& sendRecvSpec() {
   static const CollectiveSpec spec{
-      "SendRecv",
-      false,
-      false,
-      sameCount,
-      whole,
-      whole,
-      CollectiveSpec::InPlace::kNone,
-      one,
+      "SendRecv", false, false, true, sameCount, true, one,
       [](const CallArgs& a, size_t count, loomRequest_t* req) {
         if (a.nranks == 1) {  // as nccl-tests: a rank alone sends to itself
           std::memcpy(a.recv, a.send, count * loomTypeSize(a.dtype));

@@ -20,25 +20,24 @@ struct CallArgs {
   int nranks;
 };
 
+// nccl-tests' getCollByteCount: for a requested size of `count` elements,
+// the send and receive buffer lengths, the count passed to the collective
+// (the table's count column), and in-place offsets per rank (elements).
+struct CollCounts {
+  size_t send, recv, param, sendInPlaceOffset, recvInPlaceOffset;
+};
+
 struct CollectiveSpec {
   const char* name;  // "AllReduce"
-  bool hasOp;
-  bool hasRoot;
-  // Elements per rank as the table's `count` column shows, for `bytes`.
-  size_t (*countFor)(size_t bytes, size_t typeSize, int nranks);
-  // Bytes of the send and receive buffers for that count.
-  size_t (*sendElements)(size_t count, int nranks);
-  size_t (*recvElements)(size_t count, int nranks);
-  // The in-place form: one buffer, and where each side sits in it (loom.h).
-  enum class InPlace {
-    kSame,            // sendbuf == recvbuf
-    kSendInsideRecv,  // AllGather: sendbuf == recvbuf + rank * block
-    kRecvInsideSend,  // ReduceScatter: recvbuf == sendbuf + rank * block
-    kNone,            // SendRecv: odd ranks receive before they send, so one
-                      // buffer would lose their data; in-place repeats out-of-place
-  };
-  InPlace inPlace;
+  bool hasOp;        // reduces: -o chooses the op
+  bool hasRoot;      // -r chooses the root
+  bool printsOp;     // the redop column names -o's op (SendRecv, as nccl-tests, without using it)
+  CollCounts (*counts)(size_t count, size_t eltSize, int nranks);
+  // SendRecv only: odd ranks receive before they send, so one buffer would
+  // lose their data; its in-place column repeats out-of-place.
+  bool inPlaceIsOutOfPlace;
   double (*busFactor)(int nranks);
+  // `count` is CollCounts::param.
   loomResult_t (*call)(const CallArgs& args, size_t count, loomRequest_t* request);
 };
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "perf_options.h"
+
 #ifdef LOOM_PERF_WITH_MPI
 #include <mpi.h>
 #endif
@@ -16,7 +18,7 @@ bool envSet(const char* name) {
 
 [[noreturn]] void failInit(const char* what, loomResult_t rc) {
   std::fprintf(stderr, "perf: %s failed: %s: %s\n", what, loomGetErrorString(rc), loomGetLastError());
-  std::exit(1);
+  std::exit(kExitLibraryError);  // as nccl-tests on a failed NCCL call
 }
 
 }  // namespace

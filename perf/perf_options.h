@@ -1,5 +1,5 @@
-// Command-line options of the perf binaries: nccl-tests' flags and meanings,
-// so operators' scripts carry over.
+// Command-line options of the perf binaries: every nccl-tests flag, with
+// its defaults and meanings, so operators' scripts carry over.
 #pragma once
 
 #include <loom/loom.h>
@@ -11,35 +11,55 @@
 
 namespace loom::perf {
 
-struct PerfOptions {
-  size_t minBytes = 32 * 1024 * 1024;               // -b
-  size_t maxBytes = 32 * 1024 * 1024;               // -e
-  size_t stepFactor = 2;                            // -f
-  size_t stepBytes = 0;                             // -i (used when stepFactor is 1... as nccl-tests: -i wins if given)
-  int iters = 20;                                   // -n
-  int warmupIters = 5;                              // -w
-  int check = 1;                                    // -c
-  int blocking = 0;                                 // -z
-  int average = 1;                                  // -a: 0 rank0, 1 avg, 2 min, 3 max
-  int timeoutSeconds = 0;                           // -T: 0 none
-  int cycles = 1;                                   // -N
-  int unalign = 0;                                  // -u: byte offset applied to buffers
-  int registerBuffers = 0;                          // -R: 1 or 2, buffers from loomMemAlloc, registered
-  std::vector<loomDataType_t> dtypes{loomFloat32};  // -d
-  std::vector<loomRedOp_t> ops{loomSum};            // -o
-  int root = 0;                                     // -r; -1: all roots
-  std::string memory = "host";                      // --mem
-  std::string jsonPath;                             // -J
-  int stallRank = -1;                               // --stall RANK:MS, to see -T fire
-  int stallMs = 0;
+// nccl-tests' exit codes (its testResult_t, returned from main).
+constexpr int kExitSuccess = 0;
+constexpr int kExitLibraryError = 3;  // testNcclError: a Loom call failed
+constexpr int kExitTimeout = 4;       // testTimeout: -T fired
+constexpr int kExitWrongResults = 7;  // testNumResults: wrong data (or NCCL_TESTS_MIN_BW missed)
+constexpr int kExitBadArguments = 255;  // nccl-tests' `return -1` on bad sizes
+
+struct NamedOp {
+  loomRedOp_t op;
+  const char* name;
 };
 
-// Parses argv; on bad input prints one sentence to stderr and exits 2.
+struct PerfOptions {
+  size_t minBytes = 32 * 1024 * 1024;  // -b
+  size_t maxBytes = 32 * 1024 * 1024;  // -e
+  size_t stepBytes = 1024 * 1024;      // -i: used unless -f is above 1
+  size_t stepFactor = 1;               // -f
+  int iters = 20;                      // -n
+  int aggIters = 1;                    // -m: collectives per timed iteration
+  int warmupIters = 1;                 // -w
+  long cycles = 1;                     // -N: 0 = forever
+  int check = 1;                       // -c: check iterations per size, 0 = off
+  int blocking = 0;                    // -z 0..3, as nccl-tests
+  int average = 1;                     // -a: 0 rank 0, 1 avg, 2 min, 3 max
+  int timeoutSeconds = 0;              // -T
+  int reportCpuTime = 0;               // -C
+  int reportTimestamps = 0;            // -S
+  int unalign = 0;                     // -u: elements
+  int registerBuffers = 0;             // -R: 1 or 2, buffers from loomMemAlloc, registered
+  std::vector<loomDataType_t> dtypes{loomFloat32};  // -d
+  std::vector<NamedOp> ops{{loomSum, "sum"}};       // -o
+  int root = 0;                                     // -r; -1: every root
+  std::string jsonPath;                             // -J
+  std::string memory = "host";                      // --mem (Loom)
+  bool cacheHot = false;                            // --cache_hot 1 (Loom): no rotation
+  int stallRank = -1, stallMs = 0;                  // --stall RANK:MS (Loom), to see -T fire
+  // Lines rank 0 prints before the header: flags accepted but ignored, and
+  // nccl-tests' "invalid type/op ... defaulting" notices.
+  std::vector<std::string> notices;
+};
+
+// Parses argv as nccl-tests does. Help and unknown options print the usage
+// and exit 0 (as nccl-tests); bad values print a sentence and exit 255.
 PerfOptions parseOptions(int argc, char** argv, const char* program, bool hasOp, bool hasRoot);
 
-// "32M" -> 33554432; throws std::invalid_argument with a sentence.
-size_t parseSize(const std::string& text);
-
+// nccl-tests' data type names, in its order (-d all runs them in this order).
 const char* ncclTypeName(loomDataType_t dtype);
+const std::vector<loomDataType_t>& ncclTypeOrder();
+
+void printUsage(const char* program);
 
 }  // namespace loom::perf

@@ -6,26 +6,29 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "check_data.h"
+#include "perf_buffers.h"
 #include "perf_launch.h"
 #include "perf_options.h"
+#include "perf_report.h"
 
 namespace loom::perf {
 namespace {
 
-constexpr size_t kGuardBytes = 64;  // after every receive buffer: writes past the end show
+constexpr size_t kGuardBytes = 64;  // past every receive area: a write past the end counts as wrong
 constexpr unsigned char kGuard = 0xA5;
+using Clock = std::chrono::steady_clock;
 
-struct RankInfo {
-  int32_t pid;
-  char host[60];
-  char cpus[64];
-};
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 std::string cpuList() {
   cpu_set_t set;
@@ -41,274 +44,250 @@ std::string cpuList() {
       std::snprintf(range, sizeof(range), "%s%d-%d", text.empty() ? "" : ",", cpu, last);
     else
       std::snprintf(range, sizeof(range), "%s%d", text.empty() ? "" : ",", cpu);
-    text.append(range);
+    text += range;
     cpu = last;
   }
   return text;
 }
 
+// Test-only hook (tests/integration/perf_suite_test.sh): LOOM_PERF_TEST_CORRUPT=RANK
+// makes that rank spoil one received byte before each check, so the
+// FAILED path and its exit status can be tested. Read by this harness only.
+int corruptRank() {
+  const char* text = std::getenv("LOOM_PERF_TEST_CORRUPT");
+  return text != nullptr ? std::atoi(text) : -1;
+}
+
 class PerfRun {
  public:
-  PerfRun(const CollectiveSpec& spec, const PerfOptions& options, loomComm_t comm)
-      : spec_(spec), options_(options), comm_(comm) {
+  PerfRun(const CollectiveSpec& spec, const PerfOptions& options, loomComm_t comm, Report& report)
+      : spec_(spec), o_(options), comm_(comm), report_(report), corrupt_(corruptRank()) {
     loomCommUserRank(comm, &rank_);
     loomCommCount(comm, &nranks_);
   }
 
-  void printHeader(const char* program, const std::string& how) {
+  std::vector<RankInfo> gatherRanks() {
     RankInfo mine{};
     mine.pid = getpid();
     gethostname(mine.host, sizeof(mine.host) - 1);
     std::snprintf(mine.cpus, sizeof(mine.cpus), "%s", cpuList().c_str());
     std::vector<RankInfo> all(nranks_);
-    must(loomAllGather(&mine, all.data(), sizeof(RankInfo), loomUint8, comm_, nullptr, nullptr),
-         "AllGather of rank info");
-    if (rank_ != 0) return;
-    int version = 0;
-    loomGetVersion(&version);
-    std::printf("# Collective test starting: %s (Loom %d.%d.%d, launched by %s)\n", program, version / 10000,
-                version / 100 % 100, version % 100, how.c_str());
-    std::printf(
-        "# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: 1 "
-        "validation: %d graph: 0\n#\n# Using devices\n",
-        options_.minBytes, options_.maxBytes, options_.stepBytes ? options_.stepBytes : options_.stepFactor,
-        options_.stepBytes ? "bytes" : "factor", options_.warmupIters, options_.iters, options_.check);
+    must(loomAllGather(&mine, all.data(), sizeof(RankInfo), loomUint8, comm_, nullptr, nullptr), "AllGather");
     for (int r = 0; r < nranks_; ++r)
-      std::printf("#  Rank %2d Group  0 Pid %6d on %10s device  0 [host] %s%s memory, CPUs %s\n", r, all[r].pid,
-                  all[r].host, options_.memory.c_str(), options_.registerBuffers ? " registered" : "", all[r].cpus);
-    std::printf("#\n");
-    std::printf(
-        "#                                                              out-of-place                       in-place    "
-        "      \n");
-    std::printf(
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
-        "#wrong\n");
-    std::printf(
-        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s) "
-        "      \n");
-    std::fflush(stdout);
+      for (int q = 0; q < r; ++q) all[r].localRank += std::strcmp(all[q].host, all[r].host) == 0;
+    return all;
   }
 
-  void sweep() {
-    if (rank_ == options_.stallRank) std::this_thread::sleep_for(std::chrono::milliseconds(options_.stallMs));
-    for (int cycle = 0; cycle < options_.cycles; ++cycle)
-      for (loomDataType_t dtype : options_.dtypes)
-        for (loomRedOp_t op : spec_.hasOp ? options_.ops : std::vector<loomRedOp_t>{loomSum})
-          for (int root : roots())
-            for (size_t bytes = options_.minBytes; bytes <= options_.maxBytes; bytes = nextSize(bytes))
-              runSize(bytes, dtype, op, root);
+  // The whole sweep's buffers, before the first size (and registered whole with -R).
+  RunFacts allocate(const std::string& launchedBy) {
+    cacheBytes_ = lastLevelCacheBytes();
+    // Twice the cache: rotating over exactly its size would still find much of the region cached.
+    usable_ = o_.cacheHot ? o_.maxBytes : std::max(o_.maxBytes, 2 * cacheBytes_);
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t bytes = (usable_ + 8 * static_cast<size_t>(o_.unalign) + kGuardBytes + page - 1) / page * page;
+    buffers_ = std::make_unique<PerfBuffers>(bytes, o_.registerBuffers ? comm_ : nullptr, rank_);
+    return {launchedBy, usable_, cacheBytes_, o_.registerBuffers != 0};
   }
 
-  int finish() {
-    int64_t totals[2] = {wrongTotal_, outOfBounds_};
-    must(loomAllReduce(totals, totals, 2, loomInt64, loomSum, comm_, nullptr, nullptr), "AllReduce of error counts");
-    if (rank_ == 0) {
-      std::printf("# Out of bounds values : %lld %s\n", static_cast<long long>(totals[1]), totals[1] ? "FAILED" : "OK");
-      std::printf("# Avg bus bandwidth    : %g \n#\n", busbwCount_ ? busbwSum_ / busbwCount_ : 0.0);
-      if (totals[0] > 0) std::printf("# %lld wrong values: FAILED\n", static_cast<long long>(totals[0]));
-      writeJson();
-    }
-    return totals[0] == 0 && totals[1] == 0 ? 0 : 1;
+  void run() {
+    if (rank_ == o_.stallRank) std::this_thread::sleep_for(std::chrono::milliseconds(o_.stallMs));
+    std::vector<NamedOp> ops = o_.ops;
+    if (!spec_.hasOp && !spec_.printsOp) ops = {{loomSum, "none"}};
+    for (loomDataType_t dtype : o_.dtypes)
+      for (const NamedOp& op : ops)
+        for (int root : roots()) timeTest(dtype, op, root);
   }
+
+  std::pair<int, std::string> outcome() {
+    int64_t failed = checksFailed_;
+    must(loomAllReduce(&failed, &failed, 1, loomInt64, loomSum, comm_, nullptr, nullptr), "AllReduce");
+    buffers_.reset();  // deregistered while every rank is still here
+    return {static_cast<int>(failed), ""};
+  }
+
+  // A failing status ends the other ranks under loomrun at once: every rank
+  // waits here until rank 0 has printed the footer.
+  void lastBarrier() { barrier(); }
 
  private:
-  struct Row {
-    size_t bytes, count;
-    loomDataType_t dtype;
-    loomRedOp_t op;
-    int root;
-    double time[2], algbw[2], busbw[2];
-    int64_t wrong[2];
+  struct Shape {
+    size_t elt, bytes, sendBytes, recvBytes;
+    CollCounts counts;
   };
 
   std::vector<int> roots() const {
     if (!spec_.hasRoot) return {-1};
-    if (options_.root >= 0) return {options_.root % nranks_};
+    if (o_.root >= nranks_) fail(loomInvalidArgument, "-r " + std::to_string(o_.root) + ": only " +
+                                                          std::to_string(nranks_) + " ranks (roots 0 to " +
+                                                          std::to_string(nranks_ - 1) + ")");
+    if (o_.root >= 0) return {o_.root};
     std::vector<int> all(nranks_);
     for (int r = 0; r < nranks_; ++r) all[r] = r;
     return all;
   }
 
-  size_t nextSize(size_t bytes) const {
-    if (options_.stepBytes) return bytes + options_.stepBytes;
-    return bytes * options_.stepFactor;
+  Shape shape(size_t size, loomDataType_t dtype) const {
+    Shape s{};
+    s.elt = loomTypeSize(dtype);
+    s.counts = spec_.counts(size / s.elt, s.elt, nranks_);
+    s.sendBytes = s.counts.send * s.elt;
+    s.recvBytes = s.counts.recv * s.elt;
+    s.bytes = std::max(s.sendBytes, s.recvBytes);
+    return s;
   }
 
-  void must(loomResult_t rc, const std::string& what) {
-    if (rc == loomSuccess) return;
+  [[noreturn]] void fail(loomResult_t rc, const std::string& what) const {
     std::fprintf(stderr, "perf: rank %d: %s failed: %s: %s\n", rank_, what.c_str(), loomGetErrorString(rc),
                  loomCommGetLastError(comm_));
+    std::fflush(stdout);
     std::fflush(stderr);
     loomCommAbort(comm_);
-    std::_Exit(1);
+    std::_Exit(rc == loomTimeout ? kExitTimeout : kExitLibraryError);
   }
+  void must(loomResult_t rc, const std::string& what) const {
+    if (rc != loomSuccess) fail(rc, what);
+  }
+  void barrier() { must(loomBarrier(comm_, nullptr), "Barrier"); }
 
-  void runSize(size_t bytes, loomDataType_t dtype, loomRedOp_t op, int root) {
-    const size_t typeSize = loomTypeSize(dtype);
-    const size_t count = spec_.countFor(bytes, typeSize, nranks_);
-    const size_t sendBytes = spec_.sendElements(count, nranks_) * typeSize;
-    const size_t recvBytes = spec_.recvElements(count, nranks_) * typeSize;
-    const size_t unalign = options_.unalign;
-    const size_t block = count / nranks_ * typeSize;
-    // Out of place: two buffers. In place: one, holding both as loom.h lays
-    // them out; it is the larger of the two sizes.
-    const size_t wholeBytes = std::max(sendBytes, recvBytes);
-    Storage sendStore = makeStorage(sendBytes + unalign), recvStore = makeStorage(wholeBytes + unalign + kGuardBytes);
-    unsigned char* base = recvStore.data + unalign;
-    const bool reduces = spec_.hasOp;
-    const std::string name = spec_.name;
-
-    Row row{bytes, count, dtype, op, root, {}, {}, {}, {}};
-    for (int inPlace = 0; inPlace < 2; ++inPlace) {
-      unsigned char* in = sendStore.data + unalign;
-      unsigned char* out = base;
-      const bool oneBuffer = inPlace && spec_.inPlace != CollectiveSpec::InPlace::kNone;
-      if (oneBuffer) {
-        in = base;
-        if (spec_.inPlace == CollectiveSpec::InPlace::kSendInsideRecv) in = base + rank_ * block;
-        if (spec_.inPlace == CollectiveSpec::InPlace::kRecvInsideSend) out = base + rank_ * block;
-      }
-      unsigned char* guard = oneBuffer ? base + wholeBytes : out + recvBytes;
-      CallArgs args{in, out, dtype, op, root < 0 ? 0 : root, comm_, rank_, nranks_};
-      if (options_.check) {
-        std::memset(out, 0, recvBytes);
-        std::memset(guard, kGuard, kGuardBytes);
-        fillInput(in, spec_.sendElements(count, nranks_), dtype, op, reduces, rank_);
-        must(spec_.call(args, count, nullptr), name);
-        row.wrong[inPlace] = countWrong(spec_, out, count, dtype, op, args.root, rank_, nranks_);
-        for (size_t i = 0; i < kGuardBytes; ++i) outOfBounds_ += guard[i] != kGuard;
-        wrongTotal_ += row.wrong[inPlace];
-      }
-      runIterations(args, count, options_.warmupIters);
-      must(loomBarrier(comm_, nullptr), "Barrier");
-      auto start = std::chrono::steady_clock::now();
-      runIterations(args, count, options_.iters);
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / options_.iters;
-      row.time[inPlace] = aggregateTime(seconds);
-      row.algbw[inPlace] = row.time[inPlace] > 0 ? bytes / row.time[inPlace] / 1e9 : 0;
-      row.busbw[inPlace] = row.algbw[inPlace] * spec_.busFactor(nranks_);
+  // Where iteration `iter` works: nccl-tests' rotating offset, the
+  // unalignment, and the in-place layout (send or receive inside the other).
+  CallArgs args(const Shape& s, loomDataType_t dtype, loomRedOp_t op, int root, bool inPlace, long iter) const {
+    const size_t shift = buffers_->offset(s.bytes, usable_, iter) + o_.unalign * s.elt;
+    unsigned char* in = buffers_->send() + shift;
+    unsigned char* out = buffers_->recv() + shift;
+    if (inPlace && !spec_.inPlaceIsOutOfPlace) {
+      in = out + s.counts.sendInPlaceOffset * s.elt * rank_;
+      out = out + s.counts.recvInPlaceOffset * s.elt * rank_;
     }
-    int64_t wrong[2] = {row.wrong[0], row.wrong[1]};
-    must(loomAllReduce(wrong, wrong, 2, loomInt64, loomSum, comm_, nullptr, nullptr), "AllReduce of wrong counts");
-    row.wrong[0] = wrong[0];
-    row.wrong[1] = wrong[1];
-    if (rank_ == 0) printRow(row);
-    rows_.push_back(row);
-    dropStorage(recvStore);
-    dropStorage(sendStore);
+    return {in, out, dtype, op, root < 0 ? 0 : root, comm_, rank_, nranks_};
   }
 
-  // One size's buffer: heap memory, or with -R memory from loomMemAlloc
-  // registered with the communicator (collective: every rank makes the
-  // same storages in the same order).
-  struct Storage {
-    unsigned char* data = nullptr;
-    std::vector<unsigned char> heap;
-    void* shared = nullptr;
-    void* handle = nullptr;
-  };
-
-  Storage makeStorage(size_t bytes) {
-    Storage storage;
-    if (options_.registerBuffers == 0) {
-      storage.heap.resize(bytes);
-      storage.data = storage.heap.data();
-      return storage;
-    }
-    if (loomMemAlloc(&storage.shared, std::max<size_t>(bytes, 1)) != loomSuccess) {
-      std::fprintf(stderr, "perf: rank %d: loomMemAlloc of %zu bytes failed: %s\n", rank_, bytes, loomGetLastError());
-      loomCommAbort(comm_);
-      std::_Exit(1);
-    }
-    must(loomCommRegister(comm_, storage.shared, std::max<size_t>(bytes, 1), &storage.handle), "loomCommRegister");
-    storage.data = static_cast<unsigned char*>(storage.shared);
-    return storage;
-  }
-
-  void dropStorage(Storage& storage) {
-    if (storage.handle != nullptr) must(loomCommDeregister(comm_, storage.handle), "loomCommDeregister");
-    if (storage.shared != nullptr) loomMemFree(storage.shared);
-    storage = Storage{};
-  }
-
-  void runIterations(const CallArgs& args, size_t count, int iterations) {
-    if (options_.blocking) {
-      for (int i = 0; i < iterations; ++i) must(spec_.call(args, count, nullptr), spec_.name);
+  void start(const Shape& s, const CallArgs& a) {
+    if (o_.blocking == 0) {
+      requests_.push_back(nullptr);
+      must(spec_.call(a, s.counts.param, &requests_.back()), spec_.name);
       return;
     }
-    std::vector<loomRequest_t> requests(iterations, nullptr);
-    for (int i = 0; i < iterations; ++i) must(spec_.call(args, count, &requests[i]), spec_.name);
-    // Newest first: operations complete in issue order, so once the last is
-    // done the others are too and their waits return at once. Waiting
-    // oldest first would wake this thread once per operation, stealing the
-    // core from ranks still working when ranks outnumber cores.
-    for (auto it = requests.rbegin(); it != requests.rend(); ++it) {
-      loomRequest_t request = *it;
-      if (request == nullptr) continue;  // nothing was posted (SendRecv on one rank)
-      loomResult_t rc = loomWait(request, -1);
+    must(spec_.call(a, s.counts.param, nullptr), spec_.name);
+    if (o_.blocking == 1) barrier();
+  }
+
+  // Newest first: operations complete in issue order, so once the last is
+  // done the others are too; waiting oldest first would wake this thread
+  // once per operation, stealing the core from ranks still working.
+  void complete() {
+    for (auto it = requests_.rbegin(); it != requests_.rend(); ++it) {
+      if (*it == nullptr) continue;  // nothing was posted (SendRecv on one rank)
+      loomResult_t rc = loomWait(*it, -1);
       if (rc != loomSuccess) {
         std::fprintf(stderr, "perf: rank %d: %s failed: %s: %s\n", rank_, spec_.name, loomGetErrorString(rc),
                      loomGetLastError());
+        std::fflush(stdout);
         loomCommAbort(comm_);
-        std::_Exit(1);
+        std::_Exit(rc == loomTimeout ? kExitTimeout : kExitLibraryError);
       }
-      loomRequestFree(request);
+      loomRequestFree(*it);
     }
+    requests_.clear();
+  }
+
+  void timeTest(loomDataType_t dtype, const NamedOp& op, int root) {
+    barrier();
+    const loomRedOp_t dataOp = spec_.hasOp ? op.op : loomSum;
+    // As nccl-tests: warm up every size (doubling) first, out of place.
+    for (size_t size = o_.minBytes; size <= o_.maxBytes; size *= 2) {
+      Shape s = shape(size, dtype);
+      for (int iter = 0; iter < o_.warmupIters; ++iter) start(s, args(s, dtype, dataOp, root, false, iter));
+      complete();
+      if (size == 0) break;
+    }
+    long repeat = o_.cycles;  // 0: forever, as nccl-tests
+    do {
+      for (size_t size = o_.minBytes; size <= o_.maxBytes;
+           size = o_.stepFactor > 1 ? size * o_.stepFactor : size + o_.stepBytes) {
+        Shape s = shape(size, dtype);
+        HalfResult halves[2] = {benchTime(s, dtype, dataOp, root, false), benchTime(s, dtype, dataOp, root, true)};
+        report_.row(s.bytes, s.counts.param, ncclTypeName(dtype), op.name, root, halves);
+      }
+    } while (--repeat != 0);
+  }
+
+  HalfResult benchTime(const Shape& s, loomDataType_t dtype, loomRedOp_t op, int root, bool inPlace) {
+    if (o_.check) prepare(s, args(s, dtype, op, root, inPlace, 0), inPlace);
+    start(s, args(s, dtype, op, root, inPlace, 0));
+    complete();
+    barrier();
+    const long total = static_cast<long>(o_.iters) * o_.aggIters;
+    double collOnly = 0;
+    const Clock::time_point begin = Clock::now();
+    for (long iter = 0; iter < o_.iters; ++iter) {
+      const Clock::time_point t0 = Clock::now();
+      for (long a = 0; a < o_.aggIters; ++a) start(s, args(s, dtype, op, root, inPlace, iter * o_.aggIters + a));
+      if (o_.blocking == 3) {
+        collOnly += since(t0);
+        barrier();
+      }
+    }
+    const double posted = (o_.blocking == 3 ? collOnly : since(begin)) / total;
+    complete();
+    double seconds = aggregate((o_.blocking == 3 ? collOnly : since(begin)) / total);
+    HalfResult h{o_.reportCpuTime ? posted : seconds, 0, 0, 0};
+    h.algBw = seconds > 0 ? s.bytes / 1e9 / seconds : 0;
+    h.busBw = h.algBw * spec_.busFactor(nranks_);
+    barrier();
+    for (int c = 0; c < o_.check; ++c) {
+      CallArgs a = args(s, dtype, op, root, inPlace, 0);
+      prepare(s, a, inPlace);
+      start(s, a);
+      complete();
+      int64_t wrong = verify(s, a, inPlace);
+      if (wrong) ++checksFailed_;
+      must(loomAllReduce(&wrong, &wrong, 1, loomInt64, loomSum, comm_, nullptr, nullptr), "AllReduce");
+      h.wrong = wrong;
+      if (wrong) break;
+    }
+    return h;
+  }
+
+  unsigned char* guard(const Shape& s, const CallArgs& a, bool inPlace) const {
+    if (inPlace && !spec_.inPlaceIsOutOfPlace) return static_cast<unsigned char*>(args(s, a.dtype, a.op, -1, false, 0).recv) + s.bytes;
+    return static_cast<unsigned char*>(a.recv) + s.recvBytes;
+  }
+
+  void prepare(const Shape& s, const CallArgs& a, bool inPlace) {
+    std::memset(a.recv, 0, s.recvBytes);
+    std::memset(guard(s, a, inPlace), kGuard, kGuardBytes);
+    fillInput(const_cast<void*>(a.send), s.counts.send, a.dtype, a.op, spec_.hasOp, rank_);
+  }
+
+  int64_t verify(const Shape& s, const CallArgs& a, bool inPlace) {
+    auto* out = static_cast<unsigned char*>(a.recv);
+    if (rank_ == corrupt_ && s.recvBytes > 0) out[0] ^= 0x5A;
+    int64_t wrong = countWrong(spec_, out, std::max(s.counts.send, s.counts.recv), a.dtype, a.op, a.root, rank_,
+                               nranks_);
+    const unsigned char* g = guard(s, a, inPlace);
+    for (size_t i = 0; i < kGuardBytes; ++i) wrong += g[i] != kGuard;
+    return wrong;
   }
 
   // -a: rank 0's time, or the average, minimum or maximum over ranks.
-  double aggregateTime(double seconds) {
+  double aggregate(double seconds) {
     static const loomRedOp_t kOps[] = {loomSum, loomAvg, loomMin, loomMax};
-    double value = (options_.average == 0 && rank_ != 0) ? 0.0 : seconds;
-    must(loomAllReduce(&value, &value, 1, loomFloat64, kOps[options_.average], comm_, nullptr, nullptr),
-         "AllReduce of times");
+    double value = (o_.average == 0 && rank_ != 0) ? 0.0 : seconds;
+    must(loomAllReduce(&value, &value, 1, loomFloat64, kOps[o_.average], comm_, nullptr, nullptr), "AllReduce");
     return value;
   }
 
-  void printRow(const Row& row) {
-    std::printf("%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count, ncclTypeName(row.dtype),
-                spec_.hasOp ? loomOpName(row.op) : "none", row.root);
-    for (int i = 0; i < 2; ++i) {
-      double us = row.time[i] * 1e6;
-      std::printf(us < 10000 ? "  %7.2f" : "  %7.0f", us);
-      std::printf("  %6.2f  %6.2f  %6lld", row.algbw[i], row.busbw[i], static_cast<long long>(row.wrong[i]));
-      busbwSum_ += row.busbw[i];
-      ++busbwCount_;
-    }
-    std::printf("\n");
-    std::fflush(stdout);
-  }
-
-  void writeJson() {
-    if (options_.jsonPath.empty()) return;
-    FILE* out = std::fopen(options_.jsonPath.c_str(), "w");
-    if (out == nullptr) {
-      std::fprintf(stderr, "perf: cannot write %s: %s\n", options_.jsonPath.c_str(), std::strerror(errno));
-      return;
-    }
-    std::fprintf(out, "{\"collective\": \"%s\", \"nranks\": %d, \"results\": [\n", spec_.name, nranks_);
-    for (size_t i = 0; i < rows_.size(); ++i) {
-      const Row& r = rows_[i];
-      std::fprintf(out,
-                   "  {\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", \"root\": %d, "
-                   "\"out_of_place\": {\"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, \"wrong\": %lld}, "
-                   "\"in_place\": {\"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, \"wrong\": %lld}}%s\n",
-                   r.bytes, r.count, ncclTypeName(r.dtype), spec_.hasOp ? loomOpName(r.op) : "none", r.root,
-                   r.time[0] * 1e6, r.algbw[0], r.busbw[0], static_cast<long long>(r.wrong[0]), r.time[1] * 1e6,
-                   r.algbw[1], r.busbw[1], static_cast<long long>(r.wrong[1]), i + 1 < rows_.size() ? "," : "");
-    }
-    std::fprintf(out, "]}\n");
-    std::fclose(out);
-  }
-
   const CollectiveSpec& spec_;
-  const PerfOptions& options_;
+  const PerfOptions& o_;
   loomComm_t comm_;
+  Report& report_;
+  int corrupt_;
   int rank_ = 0, nranks_ = 1;
-  int64_t wrongTotal_ = 0, outOfBounds_ = 0;
-  double busbwSum_ = 0;
-  int busbwCount_ = 0;
-  std::vector<Row> rows_;
+  size_t usable_ = 0, cacheBytes_ = 0;
+  std::unique_ptr<PerfBuffers> buffers_;
+  std::vector<loomRequest_t> requests_;
+  int64_t checksFailed_ = 0;
 };
 
 }  // namespace
@@ -318,10 +297,20 @@ int runPerf(const CollectiveSpec& spec, const char* program, int argc, char** ar
   loomConfig_t config = LOOM_CONFIG_INITIALIZER;
   if (options.timeoutSeconds > 0) config.timeoutMs = static_cast<int64_t>(options.timeoutSeconds) * 1000;
   Launch launch = launchCommunicator(&config);
-  PerfRun run(spec, options, launch.comm);
-  run.printHeader(program, launch.how);
-  run.sweep();
-  int status = run.finish();
+  int rank = 0;
+  loomCommUserRank(launch.comm, &rank);
+  int status;
+  {
+    Report report(options, program, rank == 0, argc, argv);
+    PerfRun run(spec, options, launch.comm, report);
+    std::vector<RankInfo> ranks = run.gatherRanks();
+    RunFacts facts = run.allocate(launch.how);
+    report.header(ranks, facts);
+    run.run();
+    auto [failed, lastError] = run.outcome();
+    status = report.footer(failed, lastError);
+    run.lastBarrier();
+  }
   finishLaunch(launch);
   return status;
 }

@@ -9,9 +9,11 @@ prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 
 cmake --install "$build" --prefix "$prefix" > /dev/null
-for f in include/loom/loom.h include/loom/loom.hpp bin/loomrun bin/all_reduce_perf; do
+for f in include/loom/loom.h include/loom/loom.hpp bin/loomrun bin/loom-topo bin/loom_all_reduce_perf bin/loom_sendrecv_perf include/loom/version.h; do
   [ -e "$prefix/$f" ] || { echo "FAIL: $f was not installed"; exit 1; }
 done
+# Installed perf binaries must not collide with nccl-tests' in one bin/.
+[ ! -e "$prefix/bin/all_reduce_perf" ] || { echo "FAIL: all_reduce_perf installed under nccl-tests' name"; exit 1; }
 libdir=$(dirname "$(find "$prefix" -name 'libloom.so' | head -n 1)")
 [ -n "$libdir" ] || { echo "FAIL: libloom.so was not installed"; exit 1; }
 

@@ -47,21 +47,24 @@ esac
 
 [ "$name" = all_reduce_perf ] || exit 0
 
-# The nccl-tests layout, line by line.
+# The nccl-tests layout, line by line (more flag sets: perf_compat_test.sh).
 timeout -s KILL 60 "$loomrun" -n 2 "$perf" -b 8 -e 1K -f 4 -c 1 -w 1 -n 2 > "$out" 2>&1 || fail "layout run failed"
 patterns=(
-  '^# Collective test starting: all_reduce_perf '
-  '^# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 4\(factor\) warmup iters: 1 iters: 2 agg iters: 1 validation: 1 graph: 0$'
+  '^# nccl-tests version 2\.19\.6 nccl-headers=[0-9]+ nccl-library=[0-9]+$'
+  '^# Collective test starting: all_reduce_perf$'
+  '^# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 4\(factor\) warmup iters: 1 iters: 2 agg iters: 1 validation: 1 graph: 0 unalign: 0$'
+  '^# Loom [0-9]+\.[0-9]+\.[0-9]+, launched by '
+  '^# Buffers: cache-cold: iterations rotate through [0-9]+ MiB per buffer \(last-level cache [0-9]+ MiB\)$'
   '^#$'
   '^# Using devices$'
   '^#  Rank  0 Group  0 Pid +[0-9]+ on +[^ ]+ device  0 \[host\] '
-  '^#  Rank  1 Group  0 Pid +[0-9]+ on +[^ ]+ device  0 \[host\] '
+  '^#  Rank  1 Group  0 Pid +[0-9]+ on +[^ ]+ device  1 \[host\] '
   '^#$'
-  '^#  +out-of-place +in-place *$'
-  '^#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong$'
-  '^#        \(B\)    \(elements\)                               \(us\)  \(GB/s\)  \(GB/s\)            \(us\)  \(GB/s\)  \(GB/s\) *$'
+  '^#                                                              out-of-place                       in-place          $'
+  '^#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong $'
+  '^#        \(B\)    \(elements\)                               \(us\)  \(GB/s\)  \(GB/s\)             \(us\)  \(GB/s\)  \(GB/s\)         $'
 )
-row='^ +[0-9]+ +[0-9]+ +float +sum +-1( +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+){2}$'
+row='^ +[0-9]+ +[0-9]+ +float +sum +-1( +[0-9.e+]+ +[0-9.e+]+ +[0-9.e+]+ +[0-9]+){2}$'
 mapfile -t lines < "$out"
 i=0
 for p in "${patterns[@]}"; do
@@ -74,9 +77,13 @@ for size in 8 32 128 512; do
   [ "$s" = $size ] && [ "$c" = $((size / 4)) ] || fail "line $((i + 1)): size $s count $c, expected $size $((size / 4))"
   i=$((i + 1))
 done
-[[ ${lines[$i]} =~ ^#\ Out\ of\ bounds\ values\ :\ 0\ OK$ ]] || fail "line $((i + 1)) is '${lines[$i]}'"
-i=$((i + 1))
-[[ ${lines[$i]} =~ ^#\ Avg\ bus\ bandwidth\ +:\ [0-9.e+-]+\ *$ ]] || fail "line $((i + 1)) is '${lines[$i]}'"
+footer=('^# Out of bounds values : 0 OK$' '^# Avg bus bandwidth    : [0-9.e+-]+ $' '^#$'
+        '^# Collective test concluded: all_reduce_perf$' '^#$' '^$')
+for p in "${footer[@]}"; do
+  [[ ${lines[$i]} =~ $p ]] || fail "line $((i + 1)) is '${lines[$i]}', expected /$p/"
+  i=$((i + 1))
+done
+[ "${#lines[@]}" = $i ] || fail "${#lines[@]} lines, expected $i"
 echo "ok: output matches the nccl-tests layout line by line"
 
 # -T: rank 2 is held back 5 s; the others must time out after 1 s naming it.
@@ -90,12 +97,12 @@ grep -q 'ranks that have not started collective [0-9]* of this communicator: 2 (
   || fail "-T did not name rank 2 as the late rank"
 echo "ok: -T fired and named rank 2"
 
-# Bad flags: exit 2 and a sentence.
+# Bad values: a sentence and nccl-tests' status (255, its `return -1`).
 set +e
 "$perf" -b 1X > "$out" 2>&1; s1=$?
-"$perf" -d complex > "$out.2" 2>&1; s2=$?
+"$perf" -n abc > "$out.2" 2>&1; s2=$?
 set -e
-[ $s1 = 2 ] && grep -q "unknown suffix" "$out" || fail "-b 1X: status $s1"
-[ $s2 = 2 ] && grep -q "'complex' is not a data type" "$out.2" || { cat "$out.2"; fail "-d complex: status $s2"; }
+[ $s1 = 255 ] && grep -q "invalid size specified for 'minbytes'" "$out" || fail "-b 1X: status $s1"
+[ $s2 = 255 ] && grep -q "invalid value 'abc' for -n" "$out.2" || { cat "$out.2"; fail "-n abc: status $s2"; }
 rm -f "$out.2"
-echo "ok: bad flags are refused with a sentence"
+echo "ok: bad values are refused with a sentence"
