@@ -33,8 +33,9 @@ class NvlinkResolver {
 
   void resolve(const PendingNvlink& p) {
     auto address = normalizeBusId(p.target);
+    // The GPU's own bus id, which its other MLOPart partition shares too.
+    if (address && *address == t_.nodes[p.gpu].pci.busId) return keepSelf(p);
     int found = address ? t_.findBusId(*address) : -1;
-    if (found == p.gpu) return keepSelf(p);
     if (found >= 0) return linkTo(p, found);
     if (isDisplayClass(p.tclass)) {
       if (!address) doc_.failAt(p.where, "<nvlink> has target '", p.target, "' which is not a PCI address");
@@ -104,9 +105,17 @@ class NvlinkResolver {
       doc_.failAt(p.where, "<nvlink> target ", t_.nodes[target].pci.busId, " is a ", nodeKindName(k),
                   ", not a GPU or NVSwitch");
     }
-    if (linked(t_, p.gpu, target)) return;  // each GPU of a pair lists the link
+    // A GPU split into MLOPart partitions shares its lanes between them, at
+    // both ends: NCCL's ncclTopoAddNvLinks divides the bandwidth by the
+    // number of partitions of this GPU and, to a GPU, links every partition
+    // of the peer. Lanes (count) stay as written, for the dump.
     double bw = p.count * nvlinkGBsPerLane(t_.nodes[p.gpu].sm);
-    t_.addLink(p.gpu, target, LinkKind::kNvLink, bw, kNvlLatencyUs, p.count);
+    bw /= static_cast<double>(t_.gpusAtBusId(t_.nodes[p.gpu].pci.busId).size());
+    std::vector<int> peers = k == NodeKind::kGpu ? t_.gpusAtBusId(peer.pci.busId) : std::vector<int>{target};
+    for (int to : peers) {
+      if (linked(t_, p.gpu, to)) continue;  // each GPU of a pair lists the link
+      t_.addLink(p.gpu, to, LinkKind::kNvLink, bw / static_cast<double>(peers.size()), kNvlLatencyUs, p.count);
+    }
   }
 
   // NVSwitches appear in NCCL files only as targets: one node per target

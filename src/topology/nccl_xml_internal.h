@@ -1,9 +1,10 @@
 // Pieces of the NCCL XML reader (nccl_xml_read.cc) that live in their own
-// files: number syntax and NVLink resolution. Not for other layers.
+// files: number syntax, hosts and NVLink resolution. Not for other layers.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,38 @@ namespace loom::topo {
 // text is not a number.
 std::optional<int64_t> parseNcclNumber(const std::string& text);
 
+// An attribute as a number (parseNcclNumber), or -1 when absent, empty or
+// negative: NCCL writes -1 for "unknown" (a NIC's speed, a GPU's dev, a
+// GPU's mlopart). Throws with file:line when it is not a number.
+int64_t ncclNumber(const XmlDoc& doc, const xmlNode* n, const char* attr);
+
+// Whether NCCL's network transport uses this <net> (ncclTopoAddNic): its
+// net attribute, absent meaning 1 (older dumps), "0" or empty meaning not
+// (a GIN/RMA/CollNet-only device, or a port fused into a virtual NIC).
+bool usedByNetTransport(const XmlDoc& doc, const xmlNode* net);
+
+// The element children of a node, and whether one of them has this name.
+std::vector<xmlNode*> elements(const xmlNode* parent);
+bool hasChild(const xmlNode* n, const char* name);
+
+// The attributes of an element that are not in `known`, in file order.
+Attributes extras(const xmlNode* n, const std::set<std::string>& known);
+
+// A NIC whose PCI ids say RDMA: InfiniBand class, Mellanox/NVIDIA, AWS EFA.
+bool isRdmaPci(const PciInfo& p);
+
 // Every attribute of an element, in file order.
 Attributes allAttributes(const xmlNode* n);
 
 // "file:line: what", logged at WARN and kept in t.warnings.
 void warnAt(Topology& t, const XmlDoc& doc, const xmlNode* where, const std::string& what);
+
+// NCCL's dump of a multi-node NVLink job holds the <cpu> elements of every
+// host (told apart by host_hash). Like NCCL loading such a file, Loom reads
+// the first host's: returns the <cpu> elements of <system> that belong to
+// other hosts, and warns (file:line, number of hosts, what is skipped) when
+// there are any. nccl_xml_hosts.cc.
+std::set<const xmlNode*> cpusOfOtherHosts(Topology& t, const XmlDoc& doc, const xmlNode* system);
 
 // An <nvlink> as read; resolved once every <gpu> of the file is known,
 // because a GPU may name a peer the file lists later.

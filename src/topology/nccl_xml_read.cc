@@ -23,32 +23,8 @@ namespace {
 const std::set<std::string> kCpuAttrs = {"numaid", "affinity", "arch", "vendor", "familyid", "modelid", "package", "memory"};
 const std::set<std::string> kPciAttrs = {"busid",  "class",            "vendor",     "device",
                                          "subsystem_vendor", "subsystem_device", "link_speed", "link_width"};
-const std::set<std::string> kGpuAttrs = {"dev", "sm", "rank", "gdr"};
+const std::set<std::string> kGpuAttrs = {"dev", "sm", "rank", "gdr", "mlopart"};
 const std::set<std::string> kNetAttrs = {"name", "speed", "port", "gdr"};
-
-std::vector<xmlNode*> elements(const xmlNode* parent) {
-  std::vector<xmlNode*> out;
-  for (xmlNode* c = parent->children; c != nullptr; c = c->next) {
-    if (c->type == XML_ELEMENT_NODE) out.push_back(c);
-  }
-  return out;
-}
-
-bool hasChild(const xmlNode* n, const char* name) {
-  for (xmlNode* c : elements(n)) {
-    if (elementName(c) == name) return true;
-  }
-  return false;
-}
-
-Attributes extras(const xmlNode* n, const std::set<std::string>& known) {
-  Attributes out;
-  for (xmlAttr* a = n->properties; a != nullptr; a = a->next) {
-    std::string name = reinterpret_cast<const char*>(a->name);
-    if (!known.count(name)) out.emplace_back(name, attrValue(n, name.c_str()));
-  }
-  return out;
-}
 
 // Elements NCCL reads that Loom does not model: kept verbatim for the dump.
 const std::set<std::string> kKeptInPci = {"pcilink"};  // a PCI-to-PCI link of a Broadcom switch
@@ -56,11 +32,6 @@ const std::set<std::string> kKeptInGpu = {"c2c"};      // Grace's chip-to-chip l
 // Elements with a meaning in some other place: misplaced, they would lose a device.
 const std::set<std::string> kModelled = {"system", "cpu", "pci", "gpu", "nic", "net", "nvlink"};
 
-bool isRdmaPci(const PciInfo& p) {
-  if (p.classCode >= 0 && (p.classCode >> 8) == 0x0207) return true;  // InfiniBand
-  if (p.vendor == 0x15b3) return true;                                 // Mellanox / NVIDIA networking
-  return p.vendor == 0x1d0f && (p.device & 0xfff0) == 0xefa0;          // AWS EFA
-}
 
 class NcclReader {
  public:
@@ -75,7 +46,9 @@ class NcclReader {
       doc_.failAt(root, "<system> has version \"", version, "\"; Loom reads NCCL's version \"1\"");
     }
     t_->source = "NCCL XML " + doc_.path();
+    std::set<const xmlNode*> otherHosts = cpusOfOtherHosts(*t_, doc_, root);
     for (xmlNode* c : elements(root)) {
+      if (otherHosts.count(c)) continue;
       if (elementName(c) == "cpu") {
         readCpu(c);
       } else {
@@ -107,13 +80,7 @@ class NcclReader {
 
   // A number as NCCL writes it (decimal or 0x-hex), or -1 when absent, empty
   // or negative: NCCL writes -1 for "unknown" (a NIC's speed, a GPU's dev).
-  int64_t number(const xmlNode* n, const char* attr) const {
-    std::string v = attrValue(n, attr);
-    if (v.find_first_not_of(" \t") == std::string::npos) return -1;
-    std::optional<int64_t> x = parseNcclNumber(v);
-    if (!x) doc_.failAt(n, "<", elementName(n), "> has ", attr, "=\"", v, "\" which is not a number");
-    return *x < 0 ? -1 : *x;
-  }
+  int64_t number(const xmlNode* n, const char* attr) const { return ncclNumber(doc_, n, attr); }
 
   void readCpu(const xmlNode* n) {
     Node cpu;
@@ -236,7 +203,7 @@ class NcclReader {
       if (name == "pci") {
         readPci(c, id);
       } else if (name == "gpu") {
-        readGpu(c, id);
+        readGpu(c, id, bw > 0 ? bw : 24.0);
       } else if (name == "nic") {
         readNets(c, id);
       } else if (kKeptInPci.count(name)) {
@@ -245,10 +212,47 @@ class NcclReader {
         other(c, "pci", "<pci>, <gpu> or <nic>");
       }
     }
+    notANicWithoutNetPorts(t_->nodes[id]);
   }
 
-  void readGpu(const xmlNode* n, int id) {
+  // NCCL's net transport uses only <net> elements whose net attribute is not
+  // 0 (ncclTopoAddNic); a NIC of which it uses none is, for NCCL, no network
+  // device (a GIN- or CollNet-only port, or one fused into a virtual NIC), so
+  // Loom does not count it either. Fill-in from detection can make it a NIC
+  // again, as NCCL's plugins re-mark the devices they find on the machine.
+  void notANicWithoutNetPorts(Node& n) {
+    if (n.kind != NodeKind::kNic || !n.nets.empty() || n.nonNetPorts.empty()) return;
+    n.kind = NodeKind::kPciDevice;
+    n.rdma = false;
+    LOOM_INFO("INIT", -1, doc_.path() << ":" << n.line << ": NIC " << n.pci.busId
+                                      << " has no <net> NCCL's network transport uses (all net=\"0\"): not a NIC");
+  }
+
+  // Two <gpu> under one <pci>: NCCL's ncclTopoAddGpuSub gives each its own
+  // GPU node. With different mlopart (the two partitions of an R200/GB300-
+  // style GPU) each is a device of its own (a DEV node per partition, which
+  // NCCL ids by the bus id with the partition in its low bits), and so each
+  // is a Loom GPU; the same partition twice is two ranks on one device, which
+  // Loom, placing ranks on devices, models once.
+  void readGpu(const xmlNode* n, int pciNode, double pciGBs) {
+    int part = static_cast<int>(number(n, "mlopart"));
+    if (part > 1) {
+      doc_.failAt(n, "<gpu> has mlopart=\"", part, "\"; NCCL splits a GPU into at most two partitions (0 and 1)");
+    }
+    auto& seen = gpusOfPci_[pciNode];  // (mlopart, line) of the <gpu> elements read so far
+    for (auto [p, line] : seen) {
+      if (p != part) continue;
+      warnAt(*t_, doc_, n,
+             "a second <gpu> for the same device as the <gpu> on line " + std::to_string(line) +
+                 " (two ranks on one GPU): Loom models the device once, keeps this element for the dump without "
+                 "its children, and reads NVLinks from the first, as NCCL does");
+      t_->nodes[pciNode].rawChildren.push_back(RawElement{"gpu", allAttributes(n)});
+      return;
+    }
+    seen.emplace_back(part, lineOf(n));
+    int id = seen.size() == 1 ? pciNode : addPartition(pciNode, n, pciGBs);
     Node& gpu = t_->nodes[id];
+    gpu.mloPart = part;
     gpu.gpuDev = static_cast<int>(number(n, "dev"));
     gpu.sm = static_cast<int>(number(n, "sm"));
     gpu.gpuRank = static_cast<int>(number(n, "rank"));
@@ -270,6 +274,19 @@ class NcclReader {
     }
   }
 
+  // The second partition of a GPU: another GPU on the same PCI function and link.
+  int addPartition(int first, const xmlNode* n, double pciGBs) {
+    Node part;
+    part.kind = NodeKind::kGpu;
+    part.pci = t_->nodes[first].pci;
+    part.parent = t_->nodes[first].parent;
+    part.partitionOf = first;
+    part.line = lineOf(n);
+    int id = t_->addNode(std::move(part));
+    t_->addLink(id, t_->nodes[id].parent, LinkKind::kPci, pciGBs, kPciLatencyUs);
+    return id;
+  }
+
   void readNets(const xmlNode* n, int id) {
     Node& nic = t_->nodes[id];
     for (xmlNode* c : elements(n)) {
@@ -283,6 +300,10 @@ class NcclReader {
       port.port = static_cast<int>(number(c, "port"));
       port.gdr = static_cast<int>(number(c, "gdr"));
       port.extra = extras(c, kNetAttrs);
+      if (!usedByNetTransport(doc_, c)) {
+        nic.nonNetPorts.push_back(std::move(port));
+        continue;
+      }
       // NCCL writes guid and gdr for every port, its socket transport's
       // Ethernet ports too (gdr="0"); only GPUDirect RDMA (gdr="1") proves
       // an RDMA device where the PCI ids do not say.
@@ -301,6 +322,7 @@ class NcclReader {
     int id = t_->addNode(std::move(nic));
     t_->addLink(id, cpu, LinkKind::kPci, 24.0, kPciLatencyUs);
     readNets(n, id);
+    notANicWithoutNetPorts(t_->nodes[id]);
   }
 
   const XmlDoc& doc_;
@@ -309,6 +331,7 @@ class NcclReader {
   std::map<std::string, int> busLines_;
   std::vector<PendingNvlink> pending_;
   std::set<std::string> skipped_;  // unknown element names already reported
+  std::map<int, std::vector<std::pair<int, int>>> gpusOfPci_;
 };
 
 }  // namespace

@@ -29,6 +29,54 @@ std::optional<int64_t> parseNcclNumber(const std::string& text) {
   return v;
 }
 
+int64_t ncclNumber(const XmlDoc& doc, const xmlNode* n, const char* attr) {
+  std::string v = attrValue(n, attr);
+  if (v.find_first_not_of(" \t") == std::string::npos) return -1;
+  std::optional<int64_t> x = parseNcclNumber(v);
+  if (!x) doc.failAt(n, "<", elementName(n), "> has ", attr, "=\"", v, "\" which is not a number");
+  return *x < 0 ? -1 : *x;
+}
+
+bool usedByNetTransport(const XmlDoc& doc, const xmlNode* net) {
+  if (!hasAttr(net, "net")) return true;
+  std::string v = attrValue(net, "net");
+  // NCCL reads it with strtol: empty is 0, and so is "not a net device".
+  if (v.find_first_not_of(" \t") == std::string::npos) return false;
+  std::optional<int64_t> x = parseNcclNumber(v);
+  if (!x) doc.failAt(net, "<net> has net=\"", v, "\" which is not a number");
+  return *x != 0;
+}
+
+std::vector<xmlNode*> elements(const xmlNode* parent) {
+  std::vector<xmlNode*> out;
+  for (xmlNode* c = parent->children; c != nullptr; c = c->next) {
+    if (c->type == XML_ELEMENT_NODE) out.push_back(c);
+  }
+  return out;
+}
+
+bool hasChild(const xmlNode* n, const char* name) {
+  for (xmlNode* c : elements(n)) {
+    if (elementName(c) == name) return true;
+  }
+  return false;
+}
+
+Attributes extras(const xmlNode* n, const std::set<std::string>& known) {
+  Attributes out;
+  for (xmlAttr* a = n->properties; a != nullptr; a = a->next) {
+    std::string name = reinterpret_cast<const char*>(a->name);
+    if (!known.count(name)) out.emplace_back(name, attrValue(n, name.c_str()));
+  }
+  return out;
+}
+
+bool isRdmaPci(const PciInfo& p) {
+  if (p.classCode >= 0 && (p.classCode >> 8) == 0x0207) return true;  // InfiniBand
+  if (p.vendor == 0x15b3) return true;                                 // Mellanox / NVIDIA networking
+  return p.vendor == 0x1d0f && (p.device & 0xfff0) == 0xefa0;          // AWS EFA
+}
+
 Attributes allAttributes(const xmlNode* n) {
   Attributes out;
   for (xmlAttr* a = n->properties; a != nullptr; a = a->next) {

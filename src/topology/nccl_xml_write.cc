@@ -84,6 +84,7 @@ class Writer {
   }
 
   void writeChild(const Node& n, int depth) {
+    if (n.partitionOf >= 0) return;  // a second MLOPart partition: a <gpu> inside its first's <pci>
     if (n.pci.busId.empty()) {  // a NIC outside the PCI tree
       writeNets(n, depth);
       return;
@@ -94,11 +95,17 @@ class Writer {
     a.add("link_speed", n.pci.linkSpeed);
     if (n.pci.linkWidth > 0) a.num("link_width", n.pci.linkWidth);
     a.extra(n.extra);
-    bool hasBody = !n.children.empty() || n.kind == NodeKind::kGpu || !n.nets.empty() || !n.rawChildren.empty();
+    bool ports = !n.nets.empty() || !n.nonNetPorts.empty();
+    bool hasBody = !n.children.empty() || n.kind == NodeKind::kGpu || ports || !n.rawChildren.empty();
     open(depth, "pci", a.str(), !hasBody);
     for (int c : n.children) writeChild(t_.nodes[c], depth + 1);
-    if (n.kind == NodeKind::kGpu) writeGpu(n, depth + 1);
-    if (!n.nets.empty()) writeNets(n, depth + 1);
+    if (n.kind == NodeKind::kGpu) {
+      writeGpu(n, depth + 1);
+      for (const Node& other : t_.nodes) {
+        if (other.partitionOf == n.id) writeGpu(other, depth + 1);
+      }
+    }
+    if (ports) writeNets(n, depth + 1);
     writeRaw(n.rawChildren, depth + 1);
     if (hasBody) close(depth, "pci");
   }
@@ -110,9 +117,12 @@ class Writer {
       if (l->kind == LinkKind::kNvLink) peers.emplace_back(t_.nodes[l->a == gpu.id ? l->b : l->a].pci.busId, l);
     }
     std::sort(peers.begin(), peers.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    // Both MLOPart partitions of a peer came from one <nvlink>.
+    peers.erase(std::unique(peers.begin(), peers.end(), [](const auto& x, const auto& y) { return x.first == y.first; }),
+                peers.end());
     Attrs a;
     a.num("dev", gpu.gpuDev >= 0 ? gpu.gpuDev : gpu.index).num("sm", gpu.sm).num("rank", gpu.gpuRank);
-    a.num("gdr", gpu.gpuGdr).extra(gpu.gpuExtra);
+    a.num("gdr", gpu.gpuGdr).num("mlopart", gpu.mloPart).extra(gpu.gpuExtra);
     bool empty = peers.empty() && gpu.gpuRawChildren.empty();
     open(depth, "gpu", a.str(), empty);
     for (const auto& [busId, l] : peers) {
@@ -135,13 +145,16 @@ class Writer {
   }
 
   void writeNets(const Node& nic, int depth) {
-    open(depth, "nic", "", nic.nets.empty());
-    for (const NetPort& port : nic.nets) {
-      Attrs a;
-      a.add("name", port.name).num("speed", port.speedMbps).num("port", port.port).num("gdr", port.gdr).extra(port.extra);
-      open(depth + 1, "net", a.str(), true);
+    bool empty = nic.nets.empty() && nic.nonNetPorts.empty();
+    open(depth, "nic", "", empty);
+    for (const auto* ports : {&nic.nets, &nic.nonNetPorts}) {
+      for (const NetPort& port : *ports) {
+        Attrs a;
+        a.add("name", port.name).num("speed", port.speedMbps).num("port", port.port).num("gdr", port.gdr);
+        open(depth + 1, "net", a.extra(port.extra).str(), true);
+      }
     }
-    if (!nic.nets.empty()) close(depth, "nic");
+    if (!empty) close(depth, "nic");
   }
 
   const Topology& t_;

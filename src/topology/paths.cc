@@ -152,6 +152,10 @@ Path path(const Topology& t, int a, int b) {
   if (a == b) return Path{PathClass::kLoc, kLocalGBs, 0};
   const Node& na = t.nodes[a];
   const Node& nb = t.nodes[b];
+  // The two MLOPart partitions of one GPU share its memory system: NCCL
+  // joins them with a local link (LOC, 2618 GB/s), not a trip through the fabric.
+  if (na.kind == NodeKind::kGpu && nb.kind == NodeKind::kGpu && (na.partitionOf == b || nb.partitionOf == a))
+    return Path{PathClass::kLoc, kMloPartGBs, 0};
   if (na.kind == NodeKind::kCpu && nb.kind == NodeKind::kCpu) {
     double bw = std::min(interCpuGBs(na), interCpuGBs(nb));
     return Path{PathClass::kSys, bw, kSysLatencyUs};

@@ -43,5 +43,6 @@ constexpr double kPciLatencyUs = 0.5;   // per PCIe hop
 constexpr double kNvlLatencyUs = 0.3;   // per NVLink hop
 constexpr double kSysLatencyUs = 0.25;  // crossing the socket interconnect once
 constexpr double kLocalGBs = 5000;      // NCCL's LOC_BW: inside one device
+constexpr double kMloPartGBs = 2618;    // NCCL's link between the two partitions of one GPU
 
 }  // namespace loom::topo

@@ -54,6 +54,7 @@ std::string nvlinkSummary(const Topology& t, const Node& n) {
 std::string describe(const Topology& t, const Node& n) {
   std::string s = n.kind == NodeKind::kPciSwitch ? cat("PCI switch ", n.pci.busId) : cat(nodeKindName(n.kind), " ", n.name);
   if (n.kind != NodeKind::kPciSwitch && !n.pci.busId.empty()) s += cat(" [", n.pci.busId, "]");
+  if (n.kind == NodeKind::kGpu && n.mloPart >= 0) s += cat(" partition ", n.mloPart, " of 2");  // MLOPart halves share a bus id
   if (!n.model.empty()) s += cat(" ", n.model);
   if (n.kind == NodeKind::kNic) {
     std::string ports;

@@ -47,6 +47,14 @@ int Topology::findBusId(const std::string& busId) const {
   return -1;
 }
 
+std::vector<int> Topology::gpusAtBusId(const std::string& busId) const {
+  std::vector<int> out;
+  for (const Node& n : nodes) {
+    if (n.kind == NodeKind::kGpu && !busId.empty() && n.pci.busId == busId) out.push_back(n.id);
+  }
+  return out;
+}
+
 int Topology::findByName(const std::string& name) const {
   for (const Node& n : nodes) {
     if (n.name == name) return n.id;
@@ -93,7 +101,8 @@ namespace {
 bool gpuBefore(const Node& x, const Node& y) {
   int dx = x.gpuDev >= 0 ? x.gpuDev : INT_MAX, dy = y.gpuDev >= 0 ? y.gpuDev : INT_MAX;
   if (dx != dy) return dx < dy;
-  return x.pci.busId < y.pci.busId;
+  if (x.pci.busId != y.pci.busId) return x.pci.busId < y.pci.busId;
+  return x.mloPart < y.mloPart;  // the two partitions of one GPU
 }
 
 }  // namespace

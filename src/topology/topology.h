@@ -70,9 +70,21 @@ struct Node {
   std::string model;     // "Tesla V100-SXM3-32GB-H" when known
   Attributes gpuExtra;   // uninterpreted attributes of <gpu>
   std::vector<RawElement> gpuRawChildren;  // <c2c>; <nvlink> to itself or to a GPU the file lacks
+  // NCCL's <gpu mlopart>: R200/GB300-style GPUs split into two partitions
+  // (uGPUs) that share one PCI function, each its own GPU with half the
+  // NVLink bandwidth. Which half (0 or 1); -1 a whole GPU.
+  int mloPart = -1;
+  // The second partition's node: the node of the <pci> (the first
+  // partition) whose bus id and PCI link it shares; -1 otherwise. Such a node
+  // hangs off the same parent but is written inside its first partition's <pci>.
+  int partitionOf = -1;
 
   // kNic
   std::vector<NetPort> nets;
+  // <net net="0">: a device NCCL's network transport does not use (only GIN,
+  // RMA or CollNet do, or NIC fusion folded it into a virtual NIC). Not a
+  // port: kept for the dump only.
+  std::vector<NetPort> nonNetPorts;
   bool rdma = false;     // an OpenFabrics device (mlx5_0) or an NCCL <net>
 
   // kNvSwitch seen only as an NVLink target, never as a PCI device.
@@ -127,6 +139,8 @@ class Topology {
   std::vector<int> nics() const { return ofKind(NodeKind::kNic); }
   std::vector<int> nvSwitches() const { return ofKind(NodeKind::kNvSwitch); }
   int findBusId(const std::string& busId) const;  // -1 if absent
+  // The GPU nodes of one PCI function: one, or two MLOPart partitions.
+  std::vector<int> gpusAtBusId(const std::string& busId) const;
   int findByName(const std::string& name) const;  // -1 if absent
   int cpuNodeOfNuma(int numa) const;              // -1 if absent
   int rootCpu(int node) const;                    // the CPU node above a device; -1 if none

@@ -70,7 +70,9 @@ TEST(NcclMachines, HgxH100NvSwitchPlaceholder) {
     EXPECT_EQ(t->nodes[nearestNic(*t, gpu)].name, "mlx5_" + std::to_string(i));
     EXPECT_TRUE(t->nodes[t->nics()[i]].rdma);
     for (int j = 0; j < 8; j++) {
-      if (i != j) EXPECT_NEAR(path(*t, gpu, t->gpus()[j]).bandwidthGBs, 370.8, 1e-9);
+      if (i != j) {
+        EXPECT_NEAR(path(*t, gpu, t->gpus()[j]).bandwidthGBs, 370.8, 1e-9);
+      }
     }
   }
   EXPECT_DOUBLE_EQ(path(*t, t->gpus()[0], t->nics()[0]).bandwidthGBs, 48.0);  // Gen5 x16
@@ -120,6 +122,40 @@ TEST(NcclMachines, P5BareBusIds) {
   EXPECT_EQ(cls(*t, "0000:4f:00.0", "0000:93:00.0"), "SYS");
   EXPECT_DOUBLE_EQ(path(*t, t->findBusId("0000:4f:00.0"), t->findBusId("0000:45:00.0")).bandwidthGBs, 48.0);
   EXPECT_TRUE(t->warnings.empty());
+}
+
+// Two GB200 compute trays of one NVL72 domain as NCCL dumps a multi-node
+// NVLink job: the <cpu> elements of both hosts (host_hash), with the same
+// NUMA ids and bus ids. Loom reads the first host's, as NCCL does when it
+// loads the file, and says what it skipped: 4 B200 (sm 100) all NVL through
+// the hidden NVSwitches at 18 x 40.1 GB/s, 4 NICs, 2 Grace NUMA nodes.
+TEST(NcclMachines, Gb200MultiNodeNvlinkDumpReadsFirstHost) {
+  std::string file = std::string(LOOM_TEST_DATA_DIR) + "/topologies/gb200-nvl72-2trays-mnnvl.nccl-topo.xml";
+  auto t = load("gb200-nvl72-2trays-mnnvl.nccl-topo.xml");
+  EXPECT_EQ(t->gpus().size(), 4u);
+  EXPECT_EQ(t->nics().size(), 4u);
+  EXPECT_EQ(t->cpuNodes().size(), 2u);
+  EXPECT_EQ(t->nvSwitches().size(), 1u);
+  for (int c : t->cpuNodes()) {
+    EXPECT_EQ(t->nodes[c].extra, (Attributes{{"host_hash", "0x4a1d5e3f0c2b7a91"}}));
+    EXPECT_EQ(t->nodes[c].cpus.size(), 72u);
+  }
+  for (int a : t->gpus()) {
+    for (int b : t->gpus()) {
+      if (a == b) continue;
+      Path p = path(*t, a, b);
+      EXPECT_EQ(p.cls, PathClass::kNvl);
+      EXPECT_NEAR(p.bandwidthGBs, 18 * 40.1, 1e-9);
+    }
+  }
+  EXPECT_EQ(cls(*t, "0008:01:00.0", "0000:03:00.0"), "PHB");
+  EXPECT_EQ(cls(*t, "0008:01:00.0", "0010:03:00.0"), "SYS");
+  ASSERT_EQ(t->warnings.size(), 1u);
+  EXPECT_EQ(t->warnings[0],
+            file + ":66: the file describes 2 hosts (different host_hash values: NCCL's dump of a multi-node NVLink "
+                   "job); Loom reads the first, host_hash 0x4a1d5e3f0c2b7a91 (the <cpu> on line 2), as NCCL does when "
+                   "it loads a topology file (it takes every <cpu> for its own host and keeps the first element of "
+                   "each bus id), and skipped 2 <cpu> of the other hosts, from this line on, with 4 GPUs and 4 NICs");
 }
 
 }  // namespace
