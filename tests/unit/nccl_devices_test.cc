@@ -13,35 +13,10 @@
 #include "topology/paths.h"
 #include "topology/report.h"
 #include "topology/topology_file.h"
+#include "support/topology_text.h"
 
 namespace loom::topo {
 namespace {
-
-std::string dir() { return testing::TempDir() + "loom_nccldev_"; }
-
-std::string writeTemp(const std::string& name, const std::string& text) {
-  std::ofstream(dir() + name) << text;
-  return dir() + name;
-}
-
-std::unique_ptr<Topology> loadText(const std::string& name, const std::string& text) {
-  return readTopologyFile(writeTemp(name, text), nullptr);
-}
-
-std::string errorOf(const std::string& name, const std::string& text) {
-  try {
-    readTopologyFile(writeTemp(name, text), nullptr);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), loomInvalidArgument);
-    return e.what();
-  }
-  ADD_FAILURE() << name << " was accepted";
-  return "";
-}
-
-std::string oneCpu(const std::string& body) {
-  return "<system version=\"1\">\n  <cpu numaid=\"0\" affinity=\"0000000f\">\n" + body + "  </cpu>\n</system>\n";
-}
 
 std::string nvlink(const std::string& target, int count, const std::string& tclass) {
   return "        <nvlink target=\"" + target + "\" count=\"" + std::to_string(count) + "\" tclass=\"" + tclass + "\"/>\n";
@@ -113,7 +88,7 @@ TEST(NcclXmlDevices, SecondGpuOfOnePartition) {
   ASSERT_EQ(t->gpus().size(), 1u);
   EXPECT_EQ(t->nodes[t->gpus()[0]].gpuRank, 0);
   ASSERT_EQ(t->warnings.size(), 1u);
-  EXPECT_EQ(t->warnings[0], dir() + "tworanks.xml:6: a second <gpu> for the same device as the <gpu> on line 4 (two "
+  EXPECT_EQ(t->warnings[0], tempPrefix() + "tworanks.xml:6: a second <gpu> for the same device as the <gpu> on line 4 (two "
                                     "ranks on one GPU): Loom models the device once, keeps this element for the dump "
                                     "without its children, and reads NVLinks from the first, as NCCL does");
   std::string dump = ncclXml(*t);
@@ -176,7 +151,7 @@ TEST(NcclXmlDevices, HostsByHostHash) {
   EXPECT_EQ(t->cpuNodes().size(), 3u);
   EXPECT_EQ(t->gpus().size(), 3u);
   ASSERT_EQ(t->warnings.size(), 1u);
-  EXPECT_NE(t->warnings[0].find(dir() + "hosts.xml:20: the file describes 3 hosts"), std::string::npos)
+  EXPECT_NE(t->warnings[0].find(tempPrefix() + "hosts.xml:20: the file describes 3 hosts"), std::string::npos)
       << t->warnings[0];
   EXPECT_NE(t->warnings[0].find("host_hash 0xab (the <cpu> on line 2)"), std::string::npos) << t->warnings[0];
   EXPECT_NE(t->warnings[0].find("skipped 2 <cpu> of the other hosts, from this line on, with 2 GPUs and 0 NICs"),

@@ -11,38 +11,10 @@
 #include "topology/paths.h"
 #include "topology/pci.h"
 #include "topology/topology_file.h"
+#include "support/topology_text.h"
 
 namespace loom::topo {
 namespace {
-
-std::string writeTemp(const std::string& name, const std::string& text) {
-  std::string p = testing::TempDir() + "loom_ncclxml_" + name;
-  std::ofstream(p) << text;
-  return p;
-}
-
-std::unique_ptr<Topology> loadText(const std::string& name, const std::string& text) {
-  return readTopologyFile(writeTemp(name, text), nullptr);
-}
-
-std::string errorOf(const std::string& name, const std::string& text) {
-  std::string p = writeTemp(name, text);
-  try {
-    readTopologyFile(p, nullptr);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), loomInvalidArgument);
-    return e.what();
-  }
-  ADD_FAILURE() << name << " was accepted";
-  return "";
-}
-
-std::string dir() { return testing::TempDir() + "loom_ncclxml_"; }
-
-// One <cpu> around `body`, so each test shows only what it is about.
-std::string oneCpu(const std::string& body) {
-  return "<system version=\"1\">\n  <cpu numaid=\"0\" affinity=\"0000000f\">\n" + body + "  </cpu>\n</system>\n";
-}
 
 // A GPU on its own PCI address with the given <gpu> body.
 std::string gpu(const std::string& bus, const std::string& nvlinks) {
@@ -103,7 +75,7 @@ TEST(NcclXmlNvlink, SelfTargetIsKeptWarnedOnceAndMakesNoPath) {
   for (const Link& l : t->links) EXPECT_NE(l.kind, LinkKind::kNvLink);
   EXPECT_EQ(gpuPair(*t, 0, 1), PathClass::kPhb);  // both straight on the CPU's root complex
   ASSERT_EQ(t->warnings.size(), 1u);
-  EXPECT_EQ(t->warnings[0], dir() + "self.xml:5: <nvlink> of GPU 0000:01:00.0 names the GPU itself as its peer "
+  EXPECT_EQ(t->warnings[0], tempPrefix() + "self.xml:5: <nvlink> of GPU 0000:01:00.0 names the GPU itself as its peer "
                                     "(2 such <nvlink> in this file), as VMs that hide NVLink peers write; their lane "
                                     "counts are kept, but no NVLink path is assumed");
   const Node& g0 = t->nodes[t->gpus()[0]];
@@ -256,9 +228,9 @@ TEST(NcclXmlValues, OtherElementsAreKeptOrSkipped) {
   auto t = loadText("other.xml", oneCpu(body));
   EXPECT_EQ(t->gpus().size(), 1u);
   ASSERT_EQ(t->warnings.size(), 2u);
-  EXPECT_EQ(t->warnings[0], dir() + "other.xml:8: unknown element <future> inside <gpu> skipped with what it holds "
+  EXPECT_EQ(t->warnings[0], tempPrefix() + "other.xml:8: unknown element <future> inside <gpu> skipped with what it holds "
                                     "(expected <nvlink>)");
-  EXPECT_EQ(t->warnings[1], dir() + "other.xml:11: unknown element <gpux> inside <pci> skipped with what it holds "
+  EXPECT_EQ(t->warnings[1], tempPrefix() + "other.xml:11: unknown element <gpux> inside <pci> skipped with what it holds "
                                     "(expected <pci>, <gpu> or <nic>)");
   std::string dump = ncclXml(*t);
   EXPECT_NE(dump.find("<pcilink target=\"0000:41:00.0\"/>"), std::string::npos) << dump;

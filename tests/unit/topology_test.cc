@@ -17,6 +17,7 @@
 #include "topology/pci.h"
 #include "topology/placement.h"
 #include "topology/topology_file.h"
+#include "support/topology_text.h"
 
 namespace loom::topo {
 namespace {
@@ -44,14 +45,6 @@ int rdmaNics(const Topology& t) {
   int n = 0;
   for (int id : t.nics()) n += t.nodes[id].rdma;
   return n;
-}
-
-std::string tempPath(const std::string& name) { return testing::TempDir() + "loom_topo_" + name; }
-
-std::string writeTemp(const std::string& name, const std::string& text) {
-  std::string p = tempPath(name);
-  std::ofstream(p) << text;
-  return p;
 }
 
 std::string slurp(const std::string& p) {
@@ -325,20 +318,6 @@ TEST(TopologyFiles, DetectionFillsWhatTheFileLeavesOut) {
 }
 
 // --- malformed files -----------------------------------------------------
-
-std::string errorOf(const std::string& name, const std::string& text) {
-  std::string p = writeTemp(name, text);
-  try {
-    readTopologyFile(p, nullptr);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), loomInvalidArgument);
-    std::string msg = e.what();
-    EXPECT_EQ(msg.rfind(p + ":", 0), 0u) << "message does not start with the file: " << msg;
-    return msg;
-  }
-  ADD_FAILURE() << name << " was accepted";
-  return "";
-}
 
 TEST(TopologyFiles, TruncatedFileNamesFileAndLine) {
   std::string full = slurp(fixture("aws-p4d-24xlarge-8xA100.nccl-topo.xml"));
