@@ -32,6 +32,15 @@ extern "C" {
 #define LOOM_API
 #endif
 
+/* In C++ the enums are `: int`, so any int a caller passes (an unknown dtype
+ * or op) is a valid value that Loom checks and refuses, not undefined
+ * behaviour; C already treats them as int. Same size and ABI either way. */
+#ifdef __cplusplus
+#define LOOM_ENUM_INT : int
+#else
+#define LOOM_ENUM_INT
+#endif
+
 #define LOOM_UNIQUE_ID_BYTES 128
 typedef struct {
   char internal[LOOM_UNIQUE_ID_BYTES];
@@ -53,7 +62,7 @@ typedef enum {
   loomUnsupported
 } loomResult_t;
 
-typedef enum {
+typedef enum LOOM_ENUM_INT {
   loomInt8 = 0,
   loomUint8,
   loomInt32,
@@ -67,7 +76,7 @@ typedef enum {
 } loomDataType_t;
 #define LOOM_NUM_DTYPES 10
 
-typedef enum { loomSum = 0, loomProd, loomMax, loomMin, loomAvg } loomRedOp_t;
+typedef enum LOOM_ENUM_INT { loomSum = 0, loomProd, loomMax, loomMin, loomAvg } loomRedOp_t;
 #define LOOM_NUM_OPS 5
 
 typedef struct loomConfig {

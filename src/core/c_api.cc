@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "bootstrap/auth.h"
 #include "bootstrap/rendezvous.h"
@@ -40,6 +41,13 @@ std::unordered_set<loomComm*>& liveComms() {
   static auto* live = new std::unordered_set<loomComm*>();
   return *live;
 }
+// The kept handles of destroyed communicators. Held here, not just dropped,
+// so that they stay reachable: LeakSanitizer (scripts/sanitize.sh) then sees
+// them as the deliberate keep they are rather than as leaks.
+std::vector<loomComm*>& destroyedComms() {
+  static auto* destroyed = new std::vector<loomComm*>();
+  return *destroyed;
+}
 
 std::shared_ptr<Communicator> lookup(const char* api, loomComm_t comm) {
   if (comm == nullptr) fail(loomInvalidArgument, std::string(api) + ": comm is NULL");
@@ -60,6 +68,7 @@ std::shared_ptr<Communicator> unregisterComm(const char* api, loomComm_t comm) {
   std::shared_ptr<Communicator> impl = lookup(api, comm);
   std::lock_guard<std::mutex> lock(registryMutex);
   liveComms().erase(comm);
+  destroyedComms().push_back(comm);
   comm->impl.reset();
   return impl;
 }
