@@ -1,6 +1,9 @@
 // NCCL's fill-in rule for topology files: what the file says wins, what it
 // leaves out comes from the machine Loom detected. Cloud vendors' files list
 // only bus ids and NUMA nodes; the driver supplies the rest.
+#include <set>
+#include <vector>
+
 #include "core/logging.h"
 #include "topology/nccl_xml.h"
 #include "topology/paths.h"
@@ -14,8 +17,27 @@ void fillIfUnset(T& mine, const T& theirs, const T& unset) {
   if (mine == unset) mine = theirs;
 }
 
+// A <cpu> without affinity takes its NUMA node's CPUs from the machine, but
+// only those no other <cpu> of the file lists: one CPU in two NUMA nodes is
+// what the reader refuses, so the dump (LOOM_TOPO_DUMP_FILE) would not load.
+void fillCpus(Node& cpu, const Node& seen, std::set<int>& claimed) {
+  if (!cpu.cpus.empty()) return;
+  std::vector<int> left;
+  for (int c : seen.cpus) {
+    if (claimed.insert(c).second) {
+      cpu.cpus.push_back(c);
+    } else {
+      left.push_back(c);
+    }
+  }
+  if (!left.empty()) {
+    LOOM_INFO("INIT", -1, "topology file: line " << cpu.line << ": <cpu numaid=\"" << cpu.numa << "\"> has no affinity; "
+                                                 << left.size() << " of the detected NUMA node's CPUs are left out "
+                                                 << "because another <cpu> of the file lists them");
+  }
+}
+
 void fillCpu(Node& cpu, const Node& seen) {
-  if (cpu.cpus.empty()) cpu.cpus = seen.cpus;
   fillIfUnset(cpu.package, seen.package, -1);
   fillIfUnset(cpu.memoryBytes, seen.memoryBytes, uint64_t{0});
   fillIfUnset(cpu.arch, seen.arch, std::string());
@@ -64,10 +86,17 @@ void fillFromDetected(Topology& file, const Topology& detected) {
   if (file.hostname.empty()) file.hostname = detected.hostname;
   if (file.caches.empty()) file.caches = detected.caches;
   file.hwlocVersion = detected.hwlocVersion;
+  std::set<int> claimed;  // CPUs some <cpu> of the file has
+  for (const Node& n : file.nodes) {
+    if (n.kind == NodeKind::kCpu) claimed.insert(n.cpus.begin(), n.cpus.end());
+  }
   for (Node& n : file.nodes) {
     if (n.kind == NodeKind::kCpu) {
       int seen = detected.cpuNodeOfNuma(n.numa);
-      if (seen >= 0) fillCpu(n, detected.nodes[seen]);
+      if (seen >= 0) {
+        fillCpus(n, detected.nodes[seen], claimed);
+        fillCpu(n, detected.nodes[seen]);
+      }
       continue;
     }
     int seen = detected.findBusId(n.pci.busId);

@@ -1,6 +1,9 @@
 // CPU side of an hwloc topology: NUMA nodes, packages, PUs, caches and
 // NUMA distances.
 #include <algorithm>
+#include <limits>
+#include <set>
+#include <vector>
 
 #include "topology/hwloc_internal.h"
 
@@ -35,12 +38,39 @@ void addCpuIdentity(hwloc_topology_t h, Node& node, hwloc_obj_t numa) {
   if (!model.empty()) node.modelId = std::stoi(model);
 }
 
-void importNumaNodes(hwloc_topology_t h, Topology& t) {
+// The NUMA id (NCCL's numaid) of each NUMA node, by hwloc logical index: its
+// OS index, or, where an XML file gives none hwloc can use (absent, beyond
+// int, or one an earlier node has), the lowest id no node uses, so that every
+// <cpu> of the dump has a numaid the NCCL reader accepts.
+std::vector<int> numaIds(hwloc_topology_t h) {
+  std::vector<hwloc_obj_t> objs;
   hwloc_obj_t numa = nullptr;
-  while ((numa = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, numa)) != nullptr) {
+  while ((numa = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, numa)) != nullptr) objs.push_back(numa);
+  std::vector<int> ids(objs.size(), -1);
+  std::set<int> used;
+  for (size_t i = 0; i < objs.size(); i++) {
+    unsigned os = objs[i]->os_index;
+    if (os <= static_cast<unsigned>(std::numeric_limits<int>::max()) && used.insert(static_cast<int>(os)).second) {
+      ids[i] = static_cast<int>(os);
+    }
+  }
+  int free = 0;
+  for (int& id : ids) {
+    if (id >= 0) continue;
+    while (used.count(free)) free++;
+    id = free;
+    used.insert(free);
+  }
+  return ids;
+}
+
+std::vector<int> importNumaNodes(hwloc_topology_t h, Topology& t) {
+  std::vector<int> ids = numaIds(h);
+  hwloc_obj_t numa = nullptr;
+  for (size_t i = 0; (numa = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, numa)) != nullptr; i++) {
     Node node;
     node.kind = NodeKind::kCpu;
-    node.numa = static_cast<int>(numa->os_index);
+    node.numa = ids[i];
     node.package = packageOfNuma(h, numa);
     node.memoryBytes = numa->attr->numanode.local_memory;
     unsigned cpu;
@@ -49,6 +79,7 @@ void importNumaNodes(hwloc_topology_t h, Topology& t) {
     addCpuIdentity(h, node, numa);
     t.addNode(std::move(node));
   }
+  return ids;
 }
 
 void importPus(hwloc_topology_t h, Topology& t) {
@@ -90,7 +121,7 @@ void importCaches(hwloc_topology_t h, Topology& t) {
 }
 
 // hwloc 2.x files name the matrix NUMALatency; 1.x imports leave it unnamed.
-void importNumaDistances(hwloc_topology_t h, Topology& t) {
+void importNumaDistances(hwloc_topology_t h, Topology& t, const std::vector<int>& numaIds) {
   unsigned nr = 1;
   hwloc_distances_s* dist = nullptr;
   if (hwloc_distances_get_by_type(h, HWLOC_OBJ_NUMANODE, &nr, &dist, HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0 ||
@@ -101,7 +132,8 @@ void importNumaDistances(hwloc_topology_t h, Topology& t) {
   std::vector<int> pos(dist->nbobjs, -1);  // matrix index -> position in cpus
   for (unsigned i = 0; i < dist->nbobjs; i++) {
     for (size_t c = 0; c < cpus.size(); c++) {
-      if (t.nodes[cpus[c]].numa == static_cast<int>(dist->objs[i]->os_index)) pos[i] = static_cast<int>(c);
+      unsigned logical = dist->objs[i]->logical_index;
+      if (logical < numaIds.size() && t.nodes[cpus[c]].numa == numaIds[logical]) pos[i] = static_cast<int>(c);
     }
   }
   t.numaDistances.assign(cpus.size(), std::vector<uint64_t>(cpus.size(), 0));
@@ -121,11 +153,11 @@ std::string infoValue(hwloc_obj_t obj, const char* name) {
 }
 
 void importCpus(hwloc_topology_t h, Topology& t) {
-  importNumaNodes(h, t);
+  std::vector<int> numaIds = importNumaNodes(h, t);
   importPus(h, t);
   t.finish();  // CPU node order, used by the distance matrix
   importCaches(h, t);
-  importNumaDistances(h, t);
+  importNumaDistances(h, t, numaIds);
 }
 
 }  // namespace loom::topo::detail

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/logging.h"
 #include "topology/hwloc_internal.h"
+#include "topology/hwloc_xml_precheck.h"
 #include "topology/nvml_probe.h"
 #include "topology/paths.h"
 
@@ -15,10 +16,26 @@ namespace loom::topo {
 
 namespace {
 
+// hwloc loads its plugins (dlopen) with the first topology and unloads them
+// when the last one is destroyed; its libxml2 plugin leaves libxml2's global
+// error handler pointing into the unloaded code, so the next libxml2 error in
+// the process (Loom's XmlDoc, or the application's own) would jump there.
+// One topology that lives as long as the process keeps the plugins loaded.
+// (Static and reachable: not a leak to LeakSanitizer.)
+void keepHwlocPluginsLoaded() {
+  static hwloc_topology_t keep = [] {
+    hwloc_topology_t k = nullptr;
+    hwloc_topology_init(&k);
+    return k;
+  }();
+  (void)keep;
+}
+
 // Owns an hwloc topology for the length of one import.
 class HwlocHandle {
  public:
   HwlocHandle() {
+    keepHwlocPluginsLoaded();
     hwloc_topology_init(&h_);
     // Bridges must survive filtering: they are the PCI switches.
     hwloc_topology_set_io_types_filter(h_, HWLOC_TYPE_FILTER_KEEP_ALL);
@@ -99,6 +116,14 @@ std::unique_ptr<Topology> detectTopology() {
 }
 
 std::unique_ptr<Topology> importHwlocXml(const std::string& path) {
+  XmlDoc doc(path);
+  return importHwlocXml(doc);
+}
+
+std::unique_ptr<Topology> importHwlocXml(const XmlDoc& doc) {
+  // What would crash hwloc's importer is refused here, with its line.
+  precheckHwlocXml(doc);
+  const std::string& path = doc.path();
   HwlocHandle h;
   if (hwloc_topology_set_xml(h.get(), path.c_str()) != 0 || hwloc_topology_load(h.get()) != 0) {
     fail(loomInvalidArgument, path + ": hwloc " + hwlocRuntimeVersion() +

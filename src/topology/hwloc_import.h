@@ -7,6 +7,7 @@
 
 #include "topology/nvml_probe.h"
 #include "topology/topology.h"
+#include "topology/xml_doc.h"
 
 namespace loom::topo {
 
@@ -15,8 +16,12 @@ namespace loom::topo {
 std::unique_ptr<Topology> detectTopology();
 
 // An hwloc XML file. Throws loom::Error naming the file when hwloc cannot
-// import it (wrong format version, not a topology).
+// import it (wrong format version, not a topology), and "file.xml:12: ..."
+// for an object hwloc 2.9.0 would crash on (hwloc_xml_precheck.h), checked
+// before hwloc sees the file.
 std::unique_ptr<Topology> importHwlocXml(const std::string& path);
+// The same for a file already parsed (readTopologyFile's format check).
+std::unique_ptr<Topology> importHwlocXml(const XmlDoc& doc);
 
 // Adds the NVLinks NVML reported between devices of t's PCI tree (links to
 // devices t does not have are logged and skipped).

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <utility>
 
 #include "topology/paths.h"
 #include "topology/pci.h"
@@ -115,8 +116,8 @@ std::string gbsString(double gbs) {
 }
 
 void printTree(std::ostream& os, const Topology& t) {
-  std::set<int> cores;
-  for (const Pu& pu : t.pus) cores.insert(pu.package * 1000000 + pu.core);
+  std::set<std::pair<int, int>> cores;  // (package, core): any ints a file gives
+  for (const Pu& pu : t.pus) cores.insert({pu.package, pu.core});
   uint64_t memory = 0;
   for (int c : t.cpuNodes()) memory += t.nodes[c].memoryBytes;
   os << "Machine " << (t.hostname.empty() ? "?" : t.hostname) << " (" << t.source << "): " << t.packageCount()

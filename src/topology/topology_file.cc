@@ -26,7 +26,7 @@ std::unique_ptr<Topology> readTopologyFile(const std::string& path, const Topolo
     doc.failAt(root, "hwloc XML format version ", version, " cannot be imported by hwloc ",
                          hwlocRuntimeVersion(), " (formats 1.x and 2.x can)");
   }
-  return importHwlocXml(path);  // complete by itself: no fill-in
+  return importHwlocXml(doc);  // complete by itself: no fill-in
 }
 
 std::unique_ptr<Topology> loadTopology(const std::string& topoFile, const std::string& dumpFile) {
