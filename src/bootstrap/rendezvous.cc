@@ -229,20 +229,25 @@ std::vector<std::string> RendezvousClient::allGather(const std::string& mine) {
                             " ms for the other ranks to reach the same setup step; some rank did not arrive");
     throw;
   }
-  if (reply.empty()) fail(loomRemoteError, peerName_ + " sent an empty reply");
+  return decodeRound(reply, nranks_, peerName_);
+}
+
+std::vector<std::string> decodeRound(const std::string& reply, int nranks, const std::string& peerName) {
+  if (reply.empty()) fail(loomRemoteError, peerName + " sent an empty reply");
   if (reply[0] == kRefused) fail(loomRemoteError, "bootstrap: " + reply.substr(1));
+  if (reply[0] != kOk) fail(loomRemoteError, peerName + " sent a reply that is neither a round nor a refusal");
   std::vector<std::string> all;
   size_t at = 1;
-  for (int r = 0; r < nranks_; ++r) {
+  for (int r = 0; r < nranks; ++r) {
     uint64_t length = 0;
-    if (reply.size() - at < sizeof(length)) fail(loomRemoteError, peerName_ + " sent a truncated round");
+    if (reply.size() - at < sizeof(length)) fail(loomRemoteError, peerName + " sent a truncated round");
     std::memcpy(&length, reply.data() + at, sizeof(length));
     at += sizeof(length);
-    if (reply.size() - at < length) fail(loomRemoteError, peerName_ + " sent a truncated round");
+    if (reply.size() - at < length) fail(loomRemoteError, peerName + " sent a truncated round");
     all.emplace_back(reply.data() + at, length);
     at += length;
   }
-  if (at != reply.size()) fail(loomRemoteError, peerName_ + " sent a round with trailing bytes");
+  if (at != reply.size()) fail(loomRemoteError, peerName + " sent a round with trailing bytes");
   return all;
 }
 

@@ -38,4 +38,10 @@ class RendezvousClient {
   std::string peerName_;
 };
 
+// A round's reply as the rendezvous sends it ('O', then per rank a 64-bit
+// length and the bytes; or 'E' and a sentence) split into nranks
+// contributions. Throws loomRemoteError for a refusal or malformed bytes;
+// separate from the socket so the fuzzer (tests/fuzz) can feed it bytes.
+std::vector<std::string> decodeRound(const std::string& reply, int nranks, const std::string& peerName);
+
 }  // namespace loom::bootstrap

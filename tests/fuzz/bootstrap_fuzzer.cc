@@ -1,0 +1,85 @@
+// What the bootstrap decodes from bytes another process sent: a unique id
+// (passed by the user's launcher), a length-prefixed frame off a socket, and
+// a rendezvous round's reply. Any bytes either decode or fail with
+// loom::Error; never a crash, an over-read, or an allocation the frame's
+// length field asked for beyond its limit.
+//
+// Input: byte 0 picks nranks (1..16) for the round decoder; the rest is
+// used whole by each decoder.
+#include <loom/loom.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "bootstrap/rendezvous.h"
+#include "bootstrap/socket.h"
+#include "bootstrap/unique_id.h"
+#include "core/error.h"
+#include "fuzz_support.h"
+
+namespace {
+
+void decodeId(const uint8_t* data, size_t size) {
+  loomUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  std::memcpy(id.internal, data, size < sizeof(id.internal) ? size : sizeof(id.internal));
+  try {
+    loom::bootstrap::RendezvousAddress address = loom::bootstrap::decodeUniqueId(id);
+    // A decoded id must encode back to the same fields.
+    loom::bootstrap::RendezvousAddress again = loom::bootstrap::decodeUniqueId(loom::bootstrap::encodeUniqueId(address));
+    if (again.endpoint.ipv4 != address.endpoint.ipv4 || again.endpoint.port != address.endpoint.port ||
+        again.secret != address.secret)
+      std::abort();
+    (void)address.endpoint.toString();
+  } catch (const loom::Error&) {
+  }
+}
+
+// Frames as recvFrame reads them off a connection that then closes.
+void decodeFrames(const uint8_t* data, size_t size) {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
+  // libFuzzer's -max_len (scripts/fuzz.sh) keeps inputs far below the
+  // socket buffer, so this write never blocks.
+  if (size > 0 && write(fds[1], data, size) != static_cast<ssize_t>(size)) std::abort();
+  close(fds[1]);
+  loom::Deadline deadline = loom::Deadline::afterMs(1000);
+  try {
+    for (int frames = 0; frames < 64; ++frames) {
+      std::string payload;
+      if (!loom::bootstrap::recvFrameUnlessClosed(fds[0], 256, deadline, "the fuzzer", &payload)) break;
+    }
+  } catch (const loom::Error&) {
+  }
+  close(fds[0]);
+}
+
+void decodeRound(const uint8_t* data, size_t size) {
+  if (size == 0) return;
+  int nranks = 1 + data[0] % 16;
+  std::string reply(reinterpret_cast<const char*>(data + 1), size - 1);
+  try {
+    std::vector<std::string> all = loom::bootstrap::decodeRound(reply, nranks, "the fuzzer");
+    if (static_cast<int>(all.size()) != nranks) std::abort();
+  } catch (const loom::Error&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  loom::fuzz::quietLogging();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  decodeId(data, size);
+  decodeFrames(data, size);
+  decodeRound(data, size);
+  return 0;
+}
