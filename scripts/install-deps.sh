@@ -12,7 +12,7 @@ packages=(
   libxml2-dev                   # NCCL topology XML files
   libgtest-dev libgmock-dev     # tests
   libbenchmark-dev              # micro-benchmarks
-  clang libclang-rt-14-dev      # libFuzzer targets (scripts/fuzz.sh)
+  clang libclang-rt-14-dev      # fuzzers (scripts/fuzz.sh): clang 14, libFuzzer and sanitizer runtimes
   python3
   libgloo-dev gnuplot-nox       # perf/compare: the Gloo peer and the plots
 )
