@@ -1,5 +1,6 @@
 #include "topology/hwloc_xml_precheck.h"
 
+#include <cctype>
 #include <string>
 
 namespace loom::topo {
@@ -22,6 +23,41 @@ void checkPair(const XmlDoc& doc, const xmlNode* n, const std::string& type, con
              " (hwloc writes both; hwloc releases without open-mpi/hwloc#783 crash on such a file)");
 }
 
+// hwloc's bitmap text: comma-separated hex words, a zero word written empty
+// ("0x00000001,,0x10000000"), optionally after "0xf...f," for an infinite
+// set. hwloc 2.9.0 reads anything else as a partial set and can end with an
+// empty topology that it dereferences ("Topology became empty, aborting!",
+// then SIGSEGV).
+bool isHwlocBitmap(const std::string& text) {
+  size_t at = text.rfind("0xf...f,", 0) == 0 ? 8 : 0;
+  size_t allDigits = 0;
+  while (at <= text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(at, end - at);
+    if (word.rfind("0x", 0) == 0 || word.rfind("0X", 0) == 0) {
+      word.erase(0, 2);
+      if (word.empty()) return false;  // "0x" alone
+    }
+    for (char c : word)
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+    allDigits += word.size();
+    at = end + 1;
+  }
+  return allDigits > 0;
+}
+
+void checkBitmaps(const XmlDoc& doc, const xmlNode* n, const std::string& type) {
+  for (const char* set : {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset",
+                          "allowed_nodeset"}) {
+    if (!hasAttr(n, set)) continue;
+    const std::string value = attrValue(n, set);
+    if (!isHwlocBitmap(value))
+      doc.failAt(n, "<object type=\"", type, "\"> has ", set, "=\"", value,
+                 "\", which is not an hwloc bitmap (comma-separated hex words such as 0x000000ff)");
+  }
+}
+
 void checkObjects(const XmlDoc& doc, const xmlNode* node, bool first) {
   for (; node != nullptr; node = node->next) {
     if (node->type != XML_ELEMENT_NODE || elementName(node) != "object") continue;
@@ -32,6 +68,7 @@ void checkObjects(const XmlDoc& doc, const xmlNode* node, bool first) {
       doc.failAt(node, "<object type=\"", type, "\"> cannot be the topology's root object (expected Machine; "
                        "hwloc releases without open-mpi/hwloc#800 crash on such a file)");
     }
+    checkBitmaps(doc, node, type);
     if (!isIoOrMisc(type)) {
       checkPair(doc, node, type, "cpuset", "complete_cpuset");
       checkPair(doc, node, type, "nodeset", "complete_nodeset");

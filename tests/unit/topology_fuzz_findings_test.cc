@@ -63,6 +63,29 @@ TEST(TopologyFuzzFindings, HwlocObjectWithCompleteNodesetButNoNodesetIsRefusedWi
   EXPECT_NE(e.find(".xml:5: <object type=\"Package\"> has complete_nodeset but no nodeset"), std::string::npos) << e;
 }
 
+// hwloc 2.9.0 reads a malformed bitmap as a partial set, ends with an empty
+// topology and dereferences NULL (tests/fuzz/regressions/hwloc_xml/
+// topology-became-empty.xml, found by the fuzzer).
+TEST(TopologyFuzzFindings, HwlocMalformedBitmapIsRefusedWithItsLine) {
+  std::string e = errorOf("fuzz_bitmap.xml", hwlocMachine("os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003$\" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\""));
+  EXPECT_NE(e.find(".xml:5: <object type=\"Package\"> has complete_cpuset=\"0x00000003$\", which is not an hwloc bitmap"),
+            std::string::npos) << e;
+  for (const char* bad : {"", "0x", ",", "0xg", "0xf...f,", "1 2", "0x1;0x2"}) {
+    std::string text = hwlocMachine(std::string("os_index=\"0\" cpuset=\"") + bad +
+                                    "\" complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\"");
+    EXPECT_NE(errorOf("fuzz_bitmap2.xml", text).find("is not an hwloc bitmap"), std::string::npos) << bad;
+  }
+}
+
+TEST(TopologyFuzzFindings, HwlocBitmapsAsHwlocWritesThemLoad) {
+  // Several words, an empty (zero) word, an infinite prefix, no 0x: what lstopo writes on big machines.
+  for (const char* good : {"0x00000003", "0x00000000,,0x00000003", "0xf...f,0x00000003", "3"}) {
+    std::string text = hwlocMachine(std::string("os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"") + good +
+                                    "\" nodeset=\"0x1\" complete_nodeset=\"0x1\"");
+    EXPECT_NO_THROW(loadText("fuzz_bitmap_ok.xml", text)) << good;
+  }
+}
+
 TEST(TopologyFuzzFindings, HwlocIoObjectAsRootIsRefusedWithItsLine) {
   std::string text =
       "<topology version=\"2.0\">\n"
