@@ -12,12 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
-# Every target's regressions and seeds are replayed. hwloc_xml is fuzzed only
-# when named: a 20-second run can still find inputs on which an hwloc import
-# does not round-trip through Loom's NCCL dump (tests/fuzz/hwloc_crashes/,
-# docs/RELIABILITY.md "Open"), which would make CI fail at random.
 targets=(${FUZZ_TARGETS:-nccl_xml hwloc_xml bootstrap env})
-fuzz_targets=(${FUZZ_TARGETS:-nccl_xml bootstrap env})
 build=build-fuzz
 jobs="${FUZZ_JOBS:-$(nproc)}"
 
@@ -81,7 +76,7 @@ run_one() {
 }
 pids=()
 names=()
-for t in "${fuzz_targets[@]}"; do
+for t in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 0.2; done
   run_one "$t" &
   pids+=($!)

@@ -64,8 +64,15 @@ std::vector<int> numaIds(hwloc_topology_t h) {
   return ids;
 }
 
+// hwloc gives a memory-only NUMA node (KNL's MCDRAM, Sapphire Rapids' HBM,
+// CXL memory) the CPUs of the package it hangs from, which the package's
+// DRAM node already has; Linux lists no CPUs for such a node, and neither
+// does Loom: each CPU belongs to the first NUMA node whose cpuset holds it.
+// A dump's <cpu> affinities then never overlap, which the NCCL XML reader
+// requires (two owners would make a CPU's NUMA node ambiguous).
 std::vector<int> importNumaNodes(hwloc_topology_t h, Topology& t) {
   std::vector<int> ids = numaIds(h);
+  std::set<int> claimed;
   hwloc_obj_t numa = nullptr;
   for (size_t i = 0; (numa = hwloc_get_next_obj_by_type(h, HWLOC_OBJ_NUMANODE, numa)) != nullptr; i++) {
     Node node;
@@ -74,7 +81,9 @@ std::vector<int> importNumaNodes(hwloc_topology_t h, Topology& t) {
     node.package = packageOfNuma(h, numa);
     node.memoryBytes = numa->attr->numanode.local_memory;
     unsigned cpu;
-    hwloc_bitmap_foreach_begin(cpu, numa->cpuset) { node.cpus.push_back(static_cast<int>(cpu)); }
+    hwloc_bitmap_foreach_begin(cpu, numa->cpuset) {
+      if (claimed.insert(static_cast<int>(cpu)).second) node.cpus.push_back(static_cast<int>(cpu));
+    }
     hwloc_bitmap_foreach_end();
     addCpuIdentity(h, node, numa);
     t.addNode(std::move(node));

@@ -87,6 +87,10 @@ int addPciNode(Topology& t, Node node) {
 
 int switchNode(Topology& t, hwloc_obj_t bridge, int parent) {
   PciInfo info = pciInfo(bridge->attr->bridge.upstream.pci);
+  // hwloc's object type says bridge whatever pci_type's class says (an
+  // edited file can say 0x0000); NCCL XML decides by class, so the dump
+  // writes the PCI-to-PCI bridge class such an object is.
+  if (!isBridgeClass(info.classCode)) info.classCode = 0x060400;
   int found = t.findBusId(info.busId);
   if (found >= 0) return found;
   Node sw;

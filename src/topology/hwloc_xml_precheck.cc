@@ -1,6 +1,7 @@
 #include "topology/hwloc_xml_precheck.h"
 
 #include <cctype>
+#include <map>
 #include <string>
 
 namespace loom::topo {
@@ -58,7 +59,92 @@ void checkBitmaps(const XmlDoc& doc, const xmlNode* n, const std::string& type) 
   }
 }
 
-void checkObjects(const XmlDoc& doc, const xmlNode* node, bool first) {
+// hwloc stores these numbers into enums unchecked; a value outside the enum
+// is undefined behaviour the moment Loom (or hwloc) reads it.
+struct EnumAttr {
+  const char* name;
+  unsigned max;  // values 0..max are defined (hwloc 2.9's enums)
+  const char* meaning;
+};
+constexpr EnumAttr kEnumAttrs[] = {
+    {"cache_type", 2, "0 (unified), 1 (data) or 2 (instruction)"},
+    {"osdev_type", 5, "0 (block) to 5 (coprocessor)"},
+};
+
+bool isNumberUpTo(const std::string& text, unsigned max) {
+  if (text.empty() || text.size() > 3) return false;
+  for (char c : text)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return static_cast<unsigned>(std::stoi(text)) <= max;
+}
+
+void checkEnums(const XmlDoc& doc, const xmlNode* n, const std::string& type) {
+  for (const EnumAttr& e : kEnumAttrs) {
+    if (!hasAttr(n, e.name)) continue;
+    std::string value = attrValue(n, e.name);
+    if (!isNumberUpTo(value, e.max))
+      doc.failAt(n, "<object type=\"", type, "\"> has ", e.name, "=\"", value, "\"; hwloc defines ", e.meaning);
+  }
+  if (hasAttr(n, "bridge_type")) {
+    // "upstream-downstream", each side 0 (host) or 1 (PCI).
+    std::string value = attrValue(n, "bridge_type");
+    size_t dash = value.find('-');
+    if (dash == std::string::npos || !isNumberUpTo(value.substr(0, dash), 1) ||
+        !isNumberUpTo(value.substr(dash + 1), 1))
+      doc.failAt(n, "<object type=\"", type, "\"> has bridge_type=\"", value,
+                 "\"; hwloc writes upstream-downstream, each 0 (host) or 1 (PCI), such as 1-1");
+  }
+}
+
+// hwloc reads pci_busid and pci_type with sscanf and silently keeps zeros
+// when they do not parse: a GPU would become class 0x0000 from vendor 0000.
+// `pattern`: 'h' is a run of 1..n hex digits where n is the number of 'h's
+// in a row; any other character must appear as is.
+bool matchesHexPattern(const std::string& text, const std::string& pattern) {
+  size_t at = 0, p = 0;
+  while (p < pattern.size()) {
+    if (pattern[p] != 'h') {
+      if (at >= text.size() || text[at] != pattern[p]) return false;
+      ++at, ++p;
+      continue;
+    }
+    size_t width = 0;
+    while (p < pattern.size() && pattern[p] == 'h') ++width, ++p;
+    size_t digits = 0;
+    while (at < text.size() && digits < width && std::isxdigit(static_cast<unsigned char>(text[at]))) ++at, ++digits;
+    if (digits == 0) return false;
+  }
+  return at == text.size();
+}
+
+void checkPciAttrs(const XmlDoc& doc, const xmlNode* n, const std::string& type) {
+  struct PciAttrFormat {
+    const char* name;
+    const char* pattern;
+    const char* example;
+  };
+  for (const PciAttrFormat& f : {PciAttrFormat{"pci_busid", "hhhh:hh:hh.h", "0000:3b:00.0"},
+                                 PciAttrFormat{"pci_type", "hhhh [hhhh:hhhh] [hhhh:hhhh] hh", "0302 [10de:2330] [10de:16c1] a1"}}) {
+    if (!hasAttr(n, f.name)) continue;
+    std::string value = attrValue(n, f.name);
+    if (!matchesHexPattern(value, f.pattern))
+      doc.failAt(n, "<object type=\"", type, "\"> has ", f.name, "=\"", value, "\", which is not hwloc's format (such as ",
+                 f.example, ")");
+  }
+}
+
+// hwloc keeps two objects with one PCI bus id (an edited or concatenated
+// file); a machine has one device per address, and Loom finds devices by it.
+void checkBusIdUnique(const XmlDoc& doc, const xmlNode* n, const std::string& type, std::map<std::string, int>& seen) {
+  if (!hasAttr(n, "pci_busid")) return;
+  std::string busId = attrValue(n, "pci_busid");
+  auto [it, fresh] = seen.emplace(busId, lineOf(n));
+  if (!fresh)
+    doc.failAt(n, "<object type=\"", type, "\"> has pci_busid=\"", busId, "\", which the object on line ",
+               std::to_string(it->second), " already has (one device per PCI address)");
+}
+
+void checkObjects(const XmlDoc& doc, const xmlNode* node, bool first, std::map<std::string, int>& busIds) {
   for (; node != nullptr; node = node->next) {
     if (node->type != XML_ELEMENT_NODE || elementName(node) != "object") continue;
     std::string type = attrValue(node, "type");
@@ -69,17 +155,23 @@ void checkObjects(const XmlDoc& doc, const xmlNode* node, bool first) {
                        "hwloc releases without open-mpi/hwloc#800 crash on such a file)");
     }
     checkBitmaps(doc, node, type);
+    checkEnums(doc, node, type);
+    checkPciAttrs(doc, node, type);
+    checkBusIdUnique(doc, node, type, busIds);
     if (!isIoOrMisc(type)) {
       checkPair(doc, node, type, "cpuset", "complete_cpuset");
       checkPair(doc, node, type, "nodeset", "complete_nodeset");
     }
-    checkObjects(doc, node->children, false);
+    checkObjects(doc, node->children, false, busIds);
     first = false;
   }
 }
 
 }  // namespace
 
-void precheckHwlocXml(const XmlDoc& doc) { checkObjects(doc, doc.root()->children, true); }
+void precheckHwlocXml(const XmlDoc& doc) {
+  std::map<std::string, int> busIds;  // pci_busid -> line of its first object
+  checkObjects(doc, doc.root()->children, true, busIds);
+}
 
 }  // namespace loom::topo

@@ -136,7 +136,10 @@ void printTree(std::ostream& os, const Topology& t) {
     for (int c : t.cpuNodes()) {
       const Node& cpu = t.nodes[c];
       if (cpu.package != p) continue;
-      os << "    NUMA " << cpu.numa << ": CPUs " << cpuListString(cpu.cpus);
+      // With the machine's PUs known (hwloc), a NUMA node without CPUs has
+      // none (HBM, MCDRAM, CXL memory); from a file without affinity, who knows.
+      bool memoryOnly = cpu.cpus.empty() && !t.pus.empty();
+      os << "    NUMA " << cpu.numa << ": CPUs " << (memoryOnly ? "none (memory only)" : cpuListString(cpu.cpus));
       if (cpu.memoryBytes) os << ", " << bytesString(cpu.memoryBytes);
       if (!cpu.vendor.empty()) os << ", " << cpu.vendor;
       os << "\n";

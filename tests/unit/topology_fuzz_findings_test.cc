@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <libxml/xmlerror.h>
 
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -194,6 +195,137 @@ TEST(TopologyFuzzFindings, HwlocNumaNodeWithoutOsIndexGetsANumaidAndRoundTrips) 
   EXPECT_NE(dump.find("numaid=\"0\""), std::string::npos) << dump;
   auto back = loadText("fuzz_numa_dump.xml", dump);
   EXPECT_EQ(ncclXml(*back), dump);
+}
+
+
+// Finding 11: hwloc gives a memory-only NUMA node (KNL's MCDRAM, HBM, CXL)
+// its package's cpuset, so both of the package's NUMA nodes dumped the same
+// affinity and Loom's NCCL reader refused its own dump. Each CPU now belongs
+// to the first NUMA node holding it; the memory node has none, as in Linux.
+TEST(TopologyFuzzFindings, MemoryOnlyNumaNodeHasNoCpusAndTheDumpRoundTrips) {
+  auto t = readTopologyFile(fixture("knl-flat-mcdram-synthetic.hwloc.xml"), nullptr);
+  std::vector<int> cpus = t->cpuNodes();
+  ASSERT_EQ(cpus.size(), 2u);
+  const Node& dram = t->nodes[cpus[0]];
+  const Node& mcdram = t->nodes[cpus[1]];
+  EXPECT_EQ(dram.numa, 0);
+  EXPECT_EQ(dram.cpus, std::vector<int>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(dram.memoryBytes, 103079215104u);
+  EXPECT_EQ(mcdram.numa, 1);
+  EXPECT_TRUE(mcdram.cpus.empty());
+  EXPECT_EQ(mcdram.memoryBytes, 17179869184u);
+  ASSERT_EQ(t->pus.size(), 16u);
+  for (const Pu& pu : t->pus) EXPECT_EQ(pu.numa, 0) << "CPU " << pu.os;
+
+  std::ostringstream tree;
+  printTree(tree, *t);
+  EXPECT_NE(tree.str().find("NUMA 0: CPUs 0-15, 96.0 GiB"), std::string::npos) << tree.str();
+  EXPECT_NE(tree.str().find("NUMA 1: CPUs none (memory only), 16.0 GiB"), std::string::npos) << tree.str();
+
+  std::string dump = ncclXml(*t);
+  EXPECT_NE(dump.find("<cpu numaid=\"0\" affinity=\"0000ffff\" package=\"0\" memory=\"103079215104\"/>"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("<cpu numaid=\"1\" package=\"0\" memory=\"17179869184\"/>"), std::string::npos) << dump;
+  auto back = loadText("fuzz_memory_only_dump.xml", dump);
+  EXPECT_EQ(ncclXml(*back), dump);
+}
+
+// The fuzzer's input behind finding 11 (two packages whose cpusets overlap):
+// the first NUMA node keeps the shared CPUs, and the dump reads back.
+TEST(TopologyFuzzFindings, OverlappingNumaCpusetsGoToTheFirstNodeAndTheDumpRoundTrips) {
+  auto t = readTopologyFile(std::string(LOOM_TEST_DATA_DIR) + "/../fuzz/regressions/hwloc_xml/numa-cpusets-overlap.xml", nullptr);
+  std::set<int> seen;
+  for (int c : t->cpuNodes()) {
+    for (int cpu : t->nodes[c].cpus) EXPECT_TRUE(seen.insert(cpu).second) << "CPU " << cpu << " in two NUMA nodes";
+  }
+  // Package 0's cpuset 0xfff0030f,0x0003ffff (36 CPUs) and package 1's
+  // 0x000000ff,0xffc0000f,0xfffc0000 (36) share 0xffc0000f in word 1 (14).
+  EXPECT_EQ(seen.size(), 36u + 36u - 14u);
+  std::string dump = ncclXml(*t);
+  auto back = loadText("fuzz_overlap_dump.xml", dump);
+  EXPECT_EQ(ncclXml(*back), dump);
+}
+
+
+// Finding 12: hwloc stores bridge_type, cache_type and osdev_type numbers in
+// its enums unchecked; bridge_type="2-1" made Loom load an invalid enum
+// value (UBSan). Refused before hwloc, naming the line.
+TEST(TopologyFuzzFindings, HwlocEnumAttributesOutsideTheirRangeAreRefusedWithTheirLine) {
+  std::string cacheMachine = hwlocMachine(kGoodPackage);
+  std::string marker = "      <object type=\"Core\"";
+  std::string badCache = cacheMachine;
+  badCache.insert(badCache.find(marker),
+                  "      <object type=\"L2Cache\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\" nodeset=\"0x00000001\" "
+                  "complete_nodeset=\"0x00000001\" cache_size=\"1048576\" depth=\"2\" cache_linesize=\"64\" "
+                  "cache_associativity=\"16\" cache_type=\"3\"/>\n");
+  std::string e = errorOf("fuzz_cache_type.xml", badCache);
+  EXPECT_NE(e.find(".xml:7: <object type=\"L2Cache\"> has cache_type=\"3\"; hwloc defines 0 (unified), 1 (data) or 2 (instruction)"),
+            std::string::npos) << e;
+
+  for (const char* bridgeType : {"2-1", "1", "1-x", "-1-1"}) {
+    std::string badBridge = cacheMachine;
+    badBridge.insert(badBridge.find("    </object>\n  </object>\n</topology>"),
+                     std::string("      <object type=\"Bridge\" bridge_type=\"") + bridgeType +
+                         "\" depth=\"0\" bridge_pci=\"0000:[00-01]\"/>\n");
+    e = errorOf("fuzz_bridge_type.xml", badBridge);
+    EXPECT_NE(e.find(std::string(".xml:11: <object type=\"Bridge\"> has bridge_type=\"") + bridgeType +
+                         "\"; hwloc writes upstream-downstream, each 0 (host) or 1 (PCI)"),
+              std::string::npos) << e;
+  }
+}
+
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void replaceOnce(std::string& text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+}
+
+// Finding 13: hwloc reads a pci_type it cannot parse as zeros, silently;
+// the fuzzer's file turned a PCI switch into class 0x000000, and the dump
+// then had a non-bridge <pci> holding others, which the NCCL reader refuses.
+TEST(TopologyFuzzFindings, HwlocPciAttributesThatDoNotParseAreRefusedWithTheirLine) {
+  const std::string path = std::string(LOOM_TEST_DATA_DIR) + "/../fuzz/regressions/hwloc_xml/bridge-with-non-bridge-class.xml";
+  std::string e = errorOf("fuzz_pci_type.xml", readText(path));
+  EXPECT_NE(e.find(".xml:26: <object type=\"Bridge\"> has pci_type=\"0604 [10b5:8796} [10b5:8796] ab\", which is not "
+                   "hwloc's format (such as 0302 [10de:2330] [10de:16c1] a1)"),
+            std::string::npos) << e;
+  std::string text = readText(path);
+  replaceOnce(text, "[10b5:8796}", "[10b5:8796]");
+  replaceOnce(text, "pci_busid=\"0000:03:04.0\"", "pci_busid=\"0000:03:4.0.1\"");
+  e = errorOf("fuzz_pci_busid.xml", text);
+  EXPECT_NE(e.find(".xml:28: <object type=\"Bridge\"> has pci_busid=\"0000:03:4.0.1\", which is not hwloc's format"),
+            std::string::npos) << e;
+}
+
+// A Bridge object is a bridge whatever class its pci_type gives: the dump
+// writes it as a PCI-to-PCI bridge, so the dump reads back.
+TEST(TopologyFuzzFindings, HwlocBridgeWithAnotherClassDumpsAsABridgeAndRoundTrips) {
+  std::string text = readText(std::string(LOOM_TEST_DATA_DIR) + "/../fuzz/regressions/hwloc_xml/bridge-with-non-bridge-class.xml");
+  replaceOnce(text, "pci_type=\"0604 [10b5:8796} [10b5:8796] ab\"", "pci_type=\"0000 [10b5:8796] [10b5:8796] ab\"");
+  auto t = loadText("fuzz_bridge_class.xml", text);
+  std::string dump = ncclXml(*t);
+  EXPECT_NE(dump.find("busid=\"0000:02:00.0\" class=\"0x060400\""), std::string::npos) << dump;
+  auto back = loadText("fuzz_bridge_class_dump.xml", dump);
+  EXPECT_EQ(ncclXml(*back), dump);
+}
+
+
+// Finding 14: hwloc accepts two objects with one pci_busid (the fuzzer
+// repeated a subtree); the dump then had the device twice and the NCCL
+// reader refused it. Refused before hwloc, naming both lines.
+TEST(TopologyFuzzFindings, HwlocPciBusIdTwiceIsRefusedWithBothLines) {
+  std::string e = errorOf("fuzz_busid_twice.xml",
+                          readText(std::string(LOOM_TEST_DATA_DIR) + "/../fuzz/regressions/hwloc_xml/pci-busid-twice.xml"));
+  EXPECT_NE(e.find(".xml:95: <object type=\"PCIDev\"> has pci_busid=\"0000:0b:00.0\", which the object on line 76 "
+                   "already has (one device per PCI address)"),
+            std::string::npos) << e;
 }
 
 }  // namespace
