@@ -89,8 +89,8 @@ const CollectiveSpec& allToAllSpec() {
 }
 
 // As nccl-tests' sendrecv: every rank sends to rank+1 and receives from
-// rank-1. Operations run in issue order, so even ranks send first and odd
-// ranks receive first; a request covers the second of the two.
+// rank-1, the two calls in one group (so they progress together, whichever
+// way round the ranks post them).
 const CollectiveSpec& sendRecvSpec() {
   static const CollectiveSpec spec{
       "SendRecv", false, false, true, sameCount, true, one,
@@ -100,13 +100,12 @@ const CollectiveSpec& sendRecvSpec() {
           return loomSuccess;
         }
         const int next = (a.rank + 1) % a.nranks, prev = (a.rank + a.nranks - 1) % a.nranks;
-        loomRequest_t first = nullptr;
-        loomResult_t rc = a.rank % 2 == 0 ? loomSend(a.send, count, a.dtype, next, a.comm, nullptr, &first)
-                                          : loomRecv(a.recv, count, a.dtype, prev, a.comm, nullptr, &first);
+        loomResult_t rc = loomGroupStart();
         if (rc != loomSuccess) return rc;
-        loomRequestFree(first);  // completes before the second, which the caller waits for
-        return a.rank % 2 == 0 ? loomRecv(a.recv, count, a.dtype, prev, a.comm, nullptr, req)
-                               : loomSend(a.send, count, a.dtype, next, a.comm, nullptr, req);
+        loomResult_t sent = loomSend(a.send, count, a.dtype, next, a.comm, nullptr, req ? &req[0] : nullptr);
+        loomResult_t received = loomRecv(a.recv, count, a.dtype, prev, a.comm, nullptr, req ? &req[1] : nullptr);
+        rc = loomGroupEnd();
+        return sent != loomSuccess ? sent : received != loomSuccess ? received : rc;
       }};
   return spec;
 }

@@ -33,12 +33,15 @@ struct CollectiveSpec {
   bool hasRoot;      // -r chooses the root
   bool printsOp;     // the redop column names -o's op (SendRecv, as nccl-tests, without using it)
   CollCounts (*counts)(size_t count, size_t eltSize, int nranks);
-  // SendRecv only: odd ranks receive before they send, so one buffer would
-  // lose their data; its in-place column repeats out-of-place.
+  // SendRecv only: its Send and Recv run at once, so one buffer would lose
+  // data; its in-place column repeats out-of-place.
   bool inPlaceIsOutOfPlace;
   double (*busFactor)(int nranks);
-  // `count` is CollCounts::param.
-  loomResult_t (*call)(const CallArgs& args, size_t count, loomRequest_t* request);
+  // `count` is CollCounts::param. `requests` is null for a blocking call,
+  // else room for kMaxRequests handles (SendRecv posts two), the unused
+  // ones left null.
+  loomResult_t (*call)(const CallArgs& args, size_t count, loomRequest_t* requests);
+  static constexpr int kMaxRequests = 2;
 };
 
 const CollectiveSpec& allReduceSpec();

@@ -117,9 +117,9 @@ class PerfRun {
 
   std::vector<int> roots() const {
     if (!spec_.hasRoot) return {-1};
-    if (o_.root >= nranks_) fail(loomInvalidArgument, "-r " + std::to_string(o_.root) + ": only " +
-                                                          std::to_string(nranks_) + " ranks (roots 0 to " +
-                                                          std::to_string(nranks_ - 1) + ")");
+    if (o_.root >= nranks_)
+      fail(loomInvalidArgument, "-r " + std::to_string(o_.root) + ": only " + std::to_string(nranks_) +
+                                    " ranks (roots 0 to " + std::to_string(nranks_ - 1) + ")");
     if (o_.root >= 0) return {o_.root};
     std::vector<int> all(nranks_);
     for (int r = 0; r < nranks_; ++r) all[r] = r;
@@ -164,20 +164,19 @@ class PerfRun {
 
   void start(const Shape& s, const CallArgs& a) {
     if (o_.blocking == 0) {
-      requests_.push_back(nullptr);
-      must(spec_.call(a, s.counts.param, &requests_.back()), spec_.name);
+      requests_.resize(requests_.size() + CollectiveSpec::kMaxRequests, nullptr);
+      must(spec_.call(a, s.counts.param, &requests_[requests_.size() - CollectiveSpec::kMaxRequests]), spec_.name);
       return;
     }
     must(spec_.call(a, s.counts.param, nullptr), spec_.name);
     if (o_.blocking == 1) barrier();
   }
 
-  // Newest first: operations complete in issue order, so once the last is
-  // done the others are too; waiting oldest first would wake this thread
-  // once per operation, stealing the core from ranks still working.
+  // Newest first: collectives complete in issue order, so once the last is
+  // done the others are too (a SendRecv's two calls may end either way).
   void complete() {
     for (auto it = requests_.rbegin(); it != requests_.rend(); ++it) {
-      if (*it == nullptr) continue;  // nothing was posted (SendRecv on one rank)
+      if (*it == nullptr) continue;  // an unused handle (one-request calls, SendRecv on one rank)
       loomResult_t rc = loomWait(*it, -1);
       if (rc != loomSuccess) {
         std::fprintf(stderr, "perf: rank %d: %s failed: %s: %s\n", rank_, spec_.name, loomGetErrorString(rc),
@@ -250,7 +249,8 @@ class PerfRun {
   }
 
   unsigned char* guard(const Shape& s, const CallArgs& a, bool inPlace) const {
-    if (inPlace && !spec_.inPlaceIsOutOfPlace) return static_cast<unsigned char*>(args(s, a.dtype, a.op, -1, false, 0).recv) + s.bytes;
+    if (inPlace && !spec_.inPlaceIsOutOfPlace)
+      return static_cast<unsigned char*>(args(s, a.dtype, a.op, -1, false, 0).recv) + s.bytes;
     return static_cast<unsigned char*>(a.recv) + s.recvBytes;
   }
 
@@ -263,8 +263,8 @@ class PerfRun {
   int64_t verify(const Shape& s, const CallArgs& a, bool inPlace) {
     auto* out = static_cast<unsigned char*>(a.recv);
     if (rank_ == corrupt_ && s.recvBytes > 0) out[0] ^= 0x5A;
-    int64_t wrong = countWrong(spec_, out, std::max(s.counts.send, s.counts.recv), a.dtype, a.op, a.root, rank_,
-                               nranks_);
+    int64_t wrong =
+        countWrong(spec_, out, std::max(s.counts.send, s.counts.recv), a.dtype, a.op, a.root, rank_, nranks_);
     const unsigned char* g = guard(s, a, inPlace);
     for (size_t i = 0; i < kGuardBytes; ++i) wrong += g[i] != kGuard;
     return wrong;

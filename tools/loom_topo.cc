@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/config.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/version_banner.h"
 #include "topology/nccl_xml.h"
 #include "topology/numa_check.h"

@@ -9,8 +9,9 @@
  * ReduceScatter when sendbuf + rank*recvcount == recvbuf. `stream` is NULL
  * for host buffers. A NULL `request` makes a call block until the operation
  * is done; otherwise the call returns at once with a handle for loomWait,
- * loomTest and loomRequestFree. Operations on one communicator complete in
- * the order they were issued.
+ * loomTest and loomRequestFree. A communicator's collectives complete in
+ * the order they were called; its Sends and Recvs progress independently
+ * of them and of each other (see loomGroupStart below).
  */
 #ifndef LOOM_LOOM_H
 #define LOOM_LOOM_H
@@ -129,6 +130,25 @@ LOOM_API loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dty
 LOOM_API loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request);
 LOOM_API loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
+
+/* Point-to-point semantics, as MPI's Isend/Irecv: posted Sends and Recvs
+ * progress whatever order they were posted in (every rank may post its Recv
+ * before its Send), and the Sends and Recvs between one pair of ranks match
+ * in posting order. A Recv's count must equal the matching Send's (not
+ * checked yet: a mismatch is the caller's error, as in NCCL). Sends and
+ * Recvs in flight never hold up the communicator's collectives, nor the
+ * other way round; collectives run in the order they were called.
+ *
+ * Groups, as ncclGroupStart/ncclGroupEnd: the calls a thread makes between
+ * them are checked at once (bad arguments fail the call itself) and
+ * launched together by the outermost loomGroupEnd. A call inside a group
+ * that has a request returns its handle at once; a blocking call (request
+ * NULL) returns loomSuccess at once and is complete when loomGroupEnd
+ * returns. Groups nest. loomGroupEnd returns the first failure among the
+ * group's blocking calls, its sentence (from loomGetLastError) naming the
+ * operation; a failed call with a request reports through its request. */
+LOOM_API loomResult_t loomGroupStart(void);
+LOOM_API loomResult_t loomGroupEnd(void);
 
 /* Registered buffers: single-copy collectives on one host.
  *

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace loom::bootstrap {
 

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "bootstrap/auth.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/logging.h"
 
 namespace loom::bootstrap {

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace loom::bootstrap {
 

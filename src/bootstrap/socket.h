@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/deadline.h"
+#include "base/deadline.h"
 
 namespace loom::bootstrap {
 

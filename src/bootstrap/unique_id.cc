@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "bootstrap/auth.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace loom::bootstrap {
 namespace {

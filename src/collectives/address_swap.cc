@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
+#include "base/error.h"
 #include "collectives/all_pairs.h"
-#include "core/error.h"
 
 namespace loom {
 namespace {
@@ -16,7 +16,7 @@ struct AddressMessage {
 
 }  // namespace
 
-std::vector<PeerBuffers> swapAddresses(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<std::vector<PeerBuffers>> swapAddresses(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   AddressMessage mine{reinterpret_cast<uintptr_t>(args.sendbuf), reinterpret_cast<uintptr_t>(args.recvbuf),
                       wait.call != nullptr ? *wait.call : CollectiveCall{}};
   std::vector<AddressMessage> messages(team.nranks);
@@ -25,14 +25,14 @@ std::vector<PeerBuffers> swapAddresses(const Team& team, const CollectiveArgs& a
     if (wait.call != nullptr && (theirs.number != wait.call->number || !theirs.sameCallAs(*wait.call)))
       fail(loomInvalidUsage, wait.describeMismatch(peer, theirs));
   };
-  allPairsExchange(team, &mine, sizeof(mine), messages.data(), wait, check);
+  co_await allPairsExchange(team, &mine, sizeof(mine), messages.data(), wait, check);
   std::vector<PeerBuffers> all(team.nranks);
   for (int peer = 0; peer < team.nranks; ++peer) {
     const AddressMessage& theirs = messages[peer];
     all[peer] = {reinterpret_cast<const char*>(static_cast<uintptr_t>(theirs.send)),
                  reinterpret_cast<char*>(static_cast<uintptr_t>(theirs.recv))};
   }
-  return all;
+  co_return all;
 }
 
 }  // namespace loom

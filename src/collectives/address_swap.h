@@ -17,6 +17,6 @@ struct PeerBuffers {
 };
 
 // all[r] is rank r's buffers. Returning means every rank has entered the call.
-std::vector<PeerBuffers> swapAddresses(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<std::vector<PeerBuffers>> swapAddresses(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
 }  // namespace loom

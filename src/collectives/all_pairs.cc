@@ -7,8 +7,8 @@
 
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/primitives.h"
-#include "core/error.h"
 #include "reduce/reduce.h"
 
 namespace loom {
@@ -16,10 +16,10 @@ namespace loom {
 bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
   if (team.nranks == 1 || bytes > limitBytes) return false;
   const int peer = (team.rank + 1) % team.nranks;
-  return bytes <= team.transport->sendTo(peer).slotBytes();
+  return bytes <= team.sendTo(peer).slotBytes();
 }
 
-void allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   // In place, out overwrites this rank's input before its turn comes; the
   // copy already sent to a peer serves instead. It stays intact until this
@@ -27,8 +27,8 @@ void allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   const void* ownInput = nullptr;
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
-    SendConnection& to = team.transport->sendTo(peer);
-    void* slot = to.acquire(wait);
+    SendConnection& to = team.sendTo(peer);
+    void* slot = co_await to.acquire(wait);
     copyBytes(slot, args.sendbuf, bytes);
     to.post();
     if (ownInput == nullptr) ownInput = slot;
@@ -40,8 +40,8 @@ void allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
     const void* input = ownInput;
     RecvConnection* from = nullptr;
     if (r != team.rank) {
-      from = &team.transport->recvFrom(r);
-      input = from->acquire(wait);
+      from = &team.recvFrom(r);
+      input = co_await from->acquire(wait);
     }
     if (r == 0)
       copyBytes(out, input, bytes);
@@ -55,19 +55,19 @@ void allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
 // Each token carries the collective's number: a token that arrives in
 // another collective means the ranks' message streams went out of step, and
 // this rank says so instead of running on with the wrong data.
-void allPairsBarrier(const Team& team, const WaitContext& wait) {
+Task<> allPairsBarrier(const Team& team, const WaitContext& wait) {
   const uint64_t number = wait.call != nullptr ? wait.call->number : 0;
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
-    SendConnection& to = team.transport->sendTo(peer);
-    std::memcpy(to.acquire(wait), &number, sizeof(number));
+    SendConnection& to = team.sendTo(peer);
+    std::memcpy(co_await to.acquire(wait), &number, sizeof(number));
     to.post();
   }
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
-    RecvConnection& from = team.transport->recvFrom(peer);
+    RecvConnection& from = team.recvFrom(peer);
     uint64_t theirs = 0;
-    std::memcpy(&theirs, from.acquire(wait), sizeof(theirs));
+    std::memcpy(&theirs, co_await from.acquire(wait), sizeof(theirs));
     from.release();
     if (theirs != number)
       fail(loomInvalidUsage, wait.describe() + ": what rank " + std::to_string(peer) +
@@ -78,20 +78,20 @@ void allPairsBarrier(const Team& team, const WaitContext& wait) {
   }
 }
 
-void allPairsExchange(const Team& team, const void* mine, size_t bytes, void* all, const WaitContext& wait,
-                      FunctionRef<void(int)> received) {
+Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* all, const WaitContext& wait,
+                        FunctionRef<void(int)> received) {
   char* into = static_cast<char*>(all);
   std::memcpy(into + team.rank * bytes, mine, bytes);
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
-    SendConnection& to = team.transport->sendTo(peer);
-    std::memcpy(to.acquire(wait), mine, bytes);
+    SendConnection& to = team.sendTo(peer);
+    std::memcpy(co_await to.acquire(wait), mine, bytes);
     to.post();
   }
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
-    RecvConnection& from = team.transport->recvFrom(peer);
-    std::memcpy(into + peer * bytes, from.acquire(wait), bytes);
+    RecvConnection& from = team.recvFrom(peer);
+    std::memcpy(into + peer * bytes, co_await from.acquire(wait), bytes);
     from.release();
     received(peer);
   }

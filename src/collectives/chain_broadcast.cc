@@ -8,7 +8,7 @@
 
 namespace loom {
 
-void chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
   const size_t elem = prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
@@ -16,7 +16,7 @@ void chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitCont
   const bool isRoot = team.rank == args.root;
   if (team.nranks == 1) {
     copyBytes(out, in, args.count * elem);
-    return;
+    co_return;
   }
   const int hops = team.hopsFrom(args.root);
   const bool isLast = hops == team.nranks - 1;
@@ -28,17 +28,17 @@ void chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitCont
     const size_t len = std::min(chunk, args.count - start);
     const size_t at = start * elem;
     if (isRoot) {
-      prims.send(*next, in + at, len);
+      co_await prims.send(*next, in + at, len);
       copyBytes(out + at, in + at, len * elem);
     } else if (isLast) {
-      prims.recv(*prev, out + at, len);
+      co_await prims.recv(*prev, out + at, len);
     } else {
-      prims.recvCopySend(*prev, *next, out + at, len);
+      co_await prims.recvCopySend(*prev, *next, out + at, len);
     }
   }
 }
 
-void chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
   const size_t elem = prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
@@ -46,7 +46,7 @@ void chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext
   const bool isRoot = team.rank == args.root;
   if (team.nranks == 1) {
     prims.localReduceCopy(in, out, args.count);
-    return;
+    co_return;
   }
   // The chain starts just after the root and ends at it.
   const int hops = team.hopsFrom(args.root);
@@ -59,11 +59,11 @@ void chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext
     const size_t len = std::min(chunk, args.count - start);
     const size_t at = start * elem;
     if (isFirst) {
-      prims.send(*next, in + at, len);
+      co_await prims.send(*next, in + at, len);
     } else if (isRoot) {
-      prims.recvReduceCopy(*prev, in + at, out + at, len);
+      co_await prims.recvReduceCopy(*prev, in + at, out + at, len);
     } else {
-      prims.recvReduceSend(*prev, *next, in + at, len);
+      co_await prims.recvReduceSend(*prev, *next, in + at, len);
     }
   }
 }

@@ -12,11 +12,11 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/error.h"
 #include "collectives/address_swap.h"
 #include "collectives/all_pairs.h"
 #include "collectives/primitives.h"
 #include "collectives/scratch.h"
-#include "core/error.h"
 #include "reduce/reduce.h"
 
 namespace loom {
@@ -27,7 +27,7 @@ namespace {
 // buffer from byte `offset` on. out may be this rank's own input (in place).
 void reduceFromAll(const Team& team, const std::vector<PeerBuffers>& peers, size_t offset, size_t count, char* out,
                    const CollectiveArgs& args, const WaitContext& wait) {
-  const PeerMemory& memory = *team.transport->peerMemory();
+  const PeerMemory& memory = *team.peerMemory();
   const size_t elem = loomTypeSize(args.dtype);
   const size_t chunk = kScratchChunkBytes / elem;
   Scratch& scratch = threadScratch();
@@ -40,8 +40,8 @@ void reduceFromAll(const Team& team, const std::vector<PeerBuffers>& peers, size
     auto input = [&](int r, char* into) -> const void* {
       const char* remote = peers[r].send + from;
       if (r == team.rank) return remote;
-      if (const void* direct = memory.inPlace(r, remote)) return direct;
-      memory.read(r, remote, into, bytes, wait);
+      if (const void* direct = memory.inPlace(team.peerOf(r), remote)) return direct;
+      memory.read(team.peerOf(r), remote, into, bytes, wait);
       return into;
     };
     const void* sum = input(0, scratch.accumulator());
@@ -65,58 +65,62 @@ struct Block {
 // with the next rank so that ranks spread their reads over the peers.
 template <typename BlockOf>
 void gatherFromAll(const Team& team, const BlockOf& blockOf, char* out, const WaitContext& wait) {
-  const PeerMemory& memory = *team.transport->peerMemory();
+  const PeerMemory& memory = *team.peerMemory();
   for (int step = 1; step < team.nranks; ++step) {
     const int peer = (team.rank + step) % team.nranks;
     auto [remote, offset, bytes] = blockOf(peer);
-    memory.read(peer, remote, out + offset, bytes, wait);
+    memory.read(team.peerOf(peer), remote, out + offset, bytes, wait);
   }
 }
 
 }  // namespace
 
 bool directAvailable(const Team& team) {
-  return team.nranks > 1 && team.transport != nullptr && team.transport->peerMemory() != nullptr;
+  return team.nranks > 1 && team.peerMemory() != nullptr;
 }
 
-void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  directReduceScatter(team, args, wait, swapAddresses(team, args, wait));
+Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  co_await directReduceScatter(team, args, wait, co_await swapAddresses(team, args, wait));
 }
 
-void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  directAllGather(team, args, wait, swapAddresses(team, args, wait));
+Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  co_await directAllGather(team, args, wait, co_await swapAddresses(team, args, wait));
 }
 
-void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  directAllReduce(team, args, wait, swapAddresses(team, args, wait));
+Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  co_await directAllReduce(team, args, wait, co_await swapAddresses(team, args, wait));
 }
 
-void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<PeerBuffers>& peers) {
+Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                           const std::vector<PeerBuffers>& peers) {
   const size_t blockBytes = args.count * loomTypeSize(args.dtype);
   reduceFromAll(team, peers, team.rank * blockBytes, args.count, static_cast<char*>(args.recvbuf), args, wait);
-  allPairsBarrier(team, wait);
+  co_await allPairsBarrier(team, wait);
 }
 
-void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                     const std::vector<PeerBuffers>& peers) {
+Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                       const std::vector<PeerBuffers>& peers) {
   const size_t blockBytes = args.count * loomTypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   copyBytes(out + team.rank * blockBytes, args.sendbuf, blockBytes);
   gatherFromAll(
-      team, [&](int peer) { return Block{peers[peer].send, peer * blockBytes, blockBytes}; }, out, wait);
-  allPairsBarrier(team, wait);
+      team,
+      [&](int peer) {
+        return Block{peers[peer].send, peer * blockBytes, blockBytes};
+      },
+      out, wait);
+  co_await allPairsBarrier(team, wait);
 }
 
-void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                     const std::vector<PeerBuffers>& peers) {
+Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                       const std::vector<PeerBuffers>& peers) {
   const size_t elem = loomTypeSize(args.dtype);
   EvenSplit blocks{args.count, team.nranks};
   char* out = static_cast<char*>(args.recvbuf);
   const size_t own = blocks.blockOffset(team.rank) * elem;
   reduceFromAll(team, peers, own, blocks.blockSize(team.rank), out + own, args, wait);
   // In place, gathering overwrites the input blocks peers are still reducing.
-  allPairsBarrier(team, wait);
+  co_await allPairsBarrier(team, wait);
   gatherFromAll(
       team,
       [&](int peer) {
@@ -124,7 +128,7 @@ void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitCon
         return Block{peers[peer].recv + offset, offset, blocks.blockSize(peer) * elem};
       },
       out, wait);
-  allPairsBarrier(team, wait);
+  co_await allPairsBarrier(team, wait);
 }
 
 }  // namespace loom

@@ -21,17 +21,17 @@ namespace loom {
 // and peers' memory readable by all.
 bool directAvailable(const Team& team);
 
-void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
-void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
-void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
 // The same, once the addresses are swapped (registered.h swaps them first to
 // see whether the buffers are registered, and falls back to these).
-void directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                     const std::vector<PeerBuffers>& peers);
-void directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                     const std::vector<PeerBuffers>& peers);
-void directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<PeerBuffers>& peers);
+Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                       const std::vector<PeerBuffers>& peers);
+Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                       const std::vector<PeerBuffers>& peers);
+Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                           const std::vector<PeerBuffers>& peers);
 
 }  // namespace loom

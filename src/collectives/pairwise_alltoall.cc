@@ -11,7 +11,7 @@
 
 namespace loom {
 
-void pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
   const int n = team.nranks;
   const size_t blockBytes = args.count * prims.elementSize();
@@ -29,14 +29,14 @@ void pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitCo
   for (int k = 1; k < n; ++k) {
     const int to = (team.rank + k) % n;
     const int from = (team.rank - k + n) % n;
-    SendConnection& sendConn = team.transport->sendTo(to);
-    RecvConnection& recvConn = team.transport->recvFrom(from);
+    SendConnection& sendConn = team.sendTo(to);
+    RecvConnection& recvConn = team.recvFrom(from);
     const size_t chunk = std::min(prims.chunkElements(sendConn.slotBytes()), prims.chunkElements(recvConn.slotBytes()));
     for (size_t start = 0; start < args.count; start += chunk) {
       const size_t len = std::min(chunk, args.count - start);
       const size_t at = start * prims.elementSize();
-      prims.send(sendConn, in + blockBytes * to + at, len);
-      prims.recv(recvConn, out + blockBytes * from + at, len);
+      co_await prims.send(sendConn, in + blockBytes * to + at, len);
+      co_await prims.recv(recvConn, out + blockBytes * from + at, len);
     }
   }
 }

@@ -1,5 +1,7 @@
-// Send and Recv: the FIFO to or from one peer, chunk by chunk. Messages
-// between a pair match in issue order, as in NCCL.
+// Send and Recv: the point-to-point FIFO to or from one peer, chunk by
+// chunk. The engine runs a pair's Sends (and its Recvs) one after another in
+// posting order, so messages between a pair match in posting order, as in
+// MPI and NCCL, while every peer's queue moves independently.
 #include <algorithm>
 
 #include "collectives/collectives.h"
@@ -7,38 +9,38 @@
 
 namespace loom {
 
-void pointToPointSend(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> pointToPointSend(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
-  SendConnection& to = team.transport->sendTo(args.root);
+  SendConnection& to = team.sendTo(args.root, Channel::kPointToPoint);
   const size_t chunk = prims.chunkElements(to.slotBytes());
   const char* in = static_cast<const char*>(args.sendbuf);
   for (size_t start = 0; start < args.count; start += chunk)
-    prims.send(to, in + start * prims.elementSize(), std::min(chunk, args.count - start));
+    co_await prims.send(to, in + start * prims.elementSize(), std::min(chunk, args.count - start));
 }
 
-void pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
-  RecvConnection& from = team.transport->recvFrom(args.root);
+  RecvConnection& from = team.recvFrom(args.root, Channel::kPointToPoint);
   const size_t chunk = prims.chunkElements(from.slotBytes());
   char* out = static_cast<char*>(args.recvbuf);
   for (size_t start = 0; start < args.count; start += chunk)
-    prims.recv(from, out + start * prims.elementSize(), std::min(chunk, args.count - start));
+    co_await prims.recv(from, out + start * prims.elementSize(), std::min(chunk, args.count - start));
 }
 
 // Two trips of an empty slot around the ring: after the first every rank
 // has arrived; the second tells every rank so.
-void ringBarrier(const Team& team, const WaitContext& wait) {
-  if (team.nranks == 1) return;
+Task<> ringBarrier(const Team& team, const WaitContext& wait) {
+  if (team.nranks == 1) co_return;
   Primitives prims(wait, loomUint8, loomSum, team.nranks);
   SendConnection& next = team.next();
   RecvConnection& prev = team.prev();
   if (team.ringPosition == 0) {
-    prims.send(next, nullptr, 0);
-    prims.recvCopySend(prev, next, nullptr, 0);
-    prims.recv(prev, nullptr, 0);
+    co_await prims.send(next, nullptr, 0);
+    co_await prims.recvCopySend(prev, next, nullptr, 0);
+    co_await prims.recv(prev, nullptr, 0);
   } else {
-    prims.recvCopySend(prev, next, nullptr, 0);
-    prims.recvCopySend(prev, next, nullptr, 0);
+    co_await prims.recvCopySend(prev, next, nullptr, 0);
+    co_await prims.recvCopySend(prev, next, nullptr, 0);
   }
 }
 

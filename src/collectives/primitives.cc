@@ -18,35 +18,35 @@ void Primitives::finishAverage(void* data, size_t count) {
   if (op_ == loomAvg && nranks_ > 1) divideArray(data, count, dtype_, nranks_);
 }
 
-void Primitives::send(SendConnection& to, const void* src, size_t count) {
-  void* slot = to.acquire(wait_);
+Task<> Primitives::send(SendConnection& to, const void* src, size_t count) {
+  void* slot = co_await to.acquire(wait_);
   copyBytes(slot, src, count * elementSize_);
   to.post();
 }
 
-void Primitives::recv(RecvConnection& from, void* dst, size_t count) {
-  const void* slot = from.acquire(wait_);
+Task<> Primitives::recv(RecvConnection& from, void* dst, size_t count) {
+  const void* slot = co_await from.acquire(wait_);
   copyBytes(dst, slot, count * elementSize_);
   from.release();
 }
 
-void Primitives::recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count) {
-  const void* in = from.acquire(wait_);
-  void* out = to.acquire(wait_);
+Task<> Primitives::recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count) {
+  const void* in = co_await from.acquire(wait_);
+  void* out = co_await to.acquire(wait_);
   reduceArrays(out, in, local, count, dtype_, op_);
   to.post();
   from.release();
 }
 
-void Primitives::recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count) {
-  const void* in = from.acquire(wait_);
+Task<> Primitives::recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count) {
+  const void* in = co_await from.acquire(wait_);
   reduceArrays(dst, in, local, count, dtype_, op_);
   from.release();
   finishAverage(dst, count);
 }
 
-void Primitives::recvReduce(RecvConnection& from, const void* local, void* dst, size_t count) {
-  const void* in = from.acquire(wait_);
+Task<> Primitives::recvReduce(RecvConnection& from, const void* local, void* dst, size_t count) {
+  const void* in = co_await from.acquire(wait_);
   reduceArrays(dst, in, local, count, dtype_, op_);
   from.release();
 }
@@ -54,10 +54,10 @@ void Primitives::recvReduce(RecvConnection& from, const void* local, void* dst, 
 // The reduced chunk goes to the next rank's slot and to the user's buffer.
 // Working in cache-sized pieces makes the second write read the first from
 // cache, so memory sees one pass: read two inputs, write two outputs.
-void Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst,
-                                    size_t count) {
-  const char* in = static_cast<const char*>(from.acquire(wait_));
-  char* out = static_cast<char*>(to.acquire(wait_));
+Task<> Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst,
+                                      size_t count) {
+  const char* in = static_cast<const char*>(co_await from.acquire(wait_));
+  char* out = static_cast<char*>(co_await to.acquire(wait_));
   const size_t piece = kCachePieceBytes / elementSize_;
   for (size_t at = 0; at < count; at += piece) {
     const size_t n = std::min(piece, count - at);
@@ -70,9 +70,9 @@ void Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, co
   to.post();
 }
 
-void Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count) {
-  const char* in = static_cast<const char*>(from.acquire(wait_));
-  char* out = static_cast<char*>(to.acquire(wait_));
+Task<> Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count) {
+  const char* in = static_cast<const char*>(co_await from.acquire(wait_));
+  char* out = static_cast<char*>(co_await to.acquire(wait_));
   const size_t bytes = count * elementSize_;
   for (size_t offset = 0; offset < bytes; offset += kCachePieceBytes) {
     const size_t n = std::min(kCachePieceBytes, bytes - offset);

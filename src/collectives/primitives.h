@@ -1,13 +1,15 @@
 // The steps every algorithm is built from. Each moves one chunk (at most one
 // slot) and reads the incoming slot in place / writes the outgoing slot
 // directly: a ring step is one pass over memory, never a detour through a
-// temporary buffer.
+// temporary buffer. Each is a coroutine: it waits for its slots with
+// co_await, so a schedule parks where a connection cannot move yet.
 #pragma once
 
 #include <loom/loom.h>
 
 #include <cstddef>
 
+#include "base/task.h"
 #include "transport/connection.h"
 #include "transport/wait_context.h"
 
@@ -21,15 +23,15 @@ class Primitives {
   size_t chunkElements(size_t connectionSlotBytes) const { return connectionSlotBytes / elementSize_; }
   size_t elementSize() const { return elementSize_; }
 
-  void send(SendConnection& to, const void* src, size_t count);
-  void recv(RecvConnection& from, void* dst, size_t count);
-  void recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count);
+  Task<> send(SendConnection& to, const void* src, size_t count);
+  Task<> recv(RecvConnection& from, void* dst, size_t count);
+  Task<> recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count);
   // Final reduction step: dst = incoming (op) local, divided by nranks for avg.
-  void recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count);
+  Task<> recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count);
   // A step before the final one: dst = incoming (op) local (dst may be local).
-  void recvReduce(RecvConnection& from, const void* local, void* dst, size_t count);
-  void recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst, size_t count);
-  void recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count);
+  Task<> recvReduce(RecvConnection& from, const void* local, void* dst, size_t count);
+  Task<> recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst, size_t count);
+  Task<> recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count);
 
   // dst = src, finished for avg as a one-rank reduction would be.
   void localReduceCopy(const void* src, void* dst, size_t count);

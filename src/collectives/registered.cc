@@ -8,7 +8,7 @@
 #include "collectives/primitives.h"
 #include "collectives/scratch.h"
 #include "reduce/reduce.h"
-#include "transport/shm/peer_windows.h"
+#include "transport/regions.h"
 
 namespace loom {
 namespace {
@@ -24,8 +24,8 @@ std::optional<std::vector<Mapped>> mapAll(const Team& team, const std::vector<Pe
                                           size_t recvBytes) {
   std::vector<Mapped> mapped(team.nranks);
   for (int r = 0; r < team.nranks; ++r) {
-    mapped[r].send = team.windows->translate(r, reinterpret_cast<uintptr_t>(peers[r].send), sendBytes);
-    mapped[r].recv = team.windows->translate(r, reinterpret_cast<uintptr_t>(peers[r].recv), recvBytes);
+    mapped[r].send = team.windows->translate(team.peerOf(r), reinterpret_cast<uintptr_t>(peers[r].send), sendBytes);
+    mapped[r].recv = team.windows->translate(team.peerOf(r), reinterpret_cast<uintptr_t>(peers[r].recv), recvBytes);
     if (mapped[r].send == nullptr || mapped[r].recv == nullptr) return std::nullopt;
   }
   return mapped;
@@ -34,8 +34,7 @@ std::optional<std::vector<Mapped>> mapAll(const Team& team, const std::vector<Pe
 // out = in_0 op in_1 op ... op in_{P-1} over `count` elements starting at
 // byte `offset` of every rank's input, in rank order (the result does not
 // depend on which rank computes it), then divided for avg.
-void reduceChunk(const std::vector<Mapped>& ranks, size_t offset, size_t count, char* out,
-                 const CollectiveArgs& args) {
+void reduceChunk(const std::vector<Mapped>& ranks, size_t offset, size_t count, char* out, const CollectiveArgs& args) {
   const int n = static_cast<int>(ranks.size());
   reduceArrays(out, ranks[0].send + offset, ranks[1].send + offset, count, args.dtype, args.op);
   for (int r = 2; r < n; ++r) reduceArrays(out, out, ranks[r].send + offset, count, args.dtype, args.op);
@@ -56,12 +55,12 @@ bool registeredWindowsExist(const Team& team) {
   return team.nranks > 1 && team.windows != nullptr && !team.windows->empty();
 }
 
-bool registeredReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                             const std::vector<PeerBuffers>& peers) {
+Task<bool> registeredReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                                   const std::vector<PeerBuffers>& peers) {
   const size_t elem = loomTypeSize(args.dtype);
   const size_t blockBytes = args.count * elem;
   auto ranks = mapAll(team, peers, blockBytes * team.nranks, blockBytes);
-  if (!ranks) return false;
+  if (!ranks) co_return false;
   char* out = (*ranks)[team.rank].recv;
   const size_t own = team.rank * blockBytes;
   // Through the accumulator: in place, out is this rank's input block, which
@@ -71,17 +70,17 @@ bool registeredReduceScatter(const Team& team, const CollectiveArgs& args, const
     reduceChunk(*ranks, own + at, n, sum, args);
     copyBytes(out + at, sum, n * elem);
   });
-  allPairsBarrier(team, wait);
+  co_await allPairsBarrier(team, wait);
   team.windows->countSingleCopyCall();
-  return true;
+  co_return true;
 }
 
-bool registeredAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<PeerBuffers>& peers) {
+Task<bool> registeredAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                               const std::vector<PeerBuffers>& peers) {
   const size_t elem = loomTypeSize(args.dtype);
   const size_t blockBytes = args.count * elem;
   auto ranks = mapAll(team, peers, blockBytes, blockBytes * team.nranks);
-  if (!ranks) return false;
+  if (!ranks) co_return false;
   const char* in = (*ranks)[team.rank].send;
   const size_t own = team.rank * blockBytes;
   inChunks(args.count, elem, [&](size_t at, size_t n) {
@@ -89,17 +88,17 @@ bool registeredAllGather(const Team& team, const CollectiveArgs& args, const Wai
     for (int step = 1; step <= team.nranks; ++step)
       copyBytes((*ranks)[(team.rank + step) % team.nranks].recv + own + at, in + at, n * elem);
   });
-  allPairsBarrier(team, wait);
+  co_await allPairsBarrier(team, wait);
   team.windows->countSingleCopyCall();
-  return true;
+  co_return true;
 }
 
-bool registeredAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<PeerBuffers>& peers) {
+Task<bool> registeredAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                               const std::vector<PeerBuffers>& peers) {
   const size_t elem = loomTypeSize(args.dtype);
   const size_t bytes = args.count * elem;
   auto ranks = mapAll(team, peers, bytes, bytes);
-  if (!ranks) return false;
+  if (!ranks) co_return false;
   EvenSplit blocks{args.count, team.nranks};
   const size_t own = blocks.blockOffset(team.rank) * elem;
   char* sum = threadScratch().accumulator();
@@ -108,9 +107,9 @@ bool registeredAllReduce(const Team& team, const CollectiveArgs& args, const Wai
     for (int step = 1; step <= team.nranks; ++step)
       copyBytes((*ranks)[(team.rank + step) % team.nranks].recv + own + at, sum, n * elem);
   });
-  allPairsBarrier(team, wait);
+  co_await allPairsBarrier(team, wait);
   team.windows->countSingleCopyCall();
-  return true;
+  co_return true;
 }
 
 }  // namespace loom

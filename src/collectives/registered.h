@@ -34,11 +34,11 @@ bool registeredWindowsExist(const Team& team);
 // every rank's buffers are registered; else returns false having done
 // nothing (every rank sees the same addresses and windows, so all return
 // alike and fall back together).
-bool registeredAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<PeerBuffers>& peers);
-bool registeredAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<PeerBuffers>& peers);
-bool registeredReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                             const std::vector<PeerBuffers>& peers);
+Task<bool> registeredAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                               const std::vector<PeerBuffers>& peers);
+Task<bool> registeredAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                               const std::vector<PeerBuffers>& peers);
+Task<bool> registeredReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                                   const std::vector<PeerBuffers>& peers);
 
 }  // namespace loom

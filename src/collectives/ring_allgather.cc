@@ -7,7 +7,7 @@
 
 namespace loom {
 
-void ringAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> ringAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
   const size_t elem = prims.elementSize();
   const size_t blockBytes = args.count * elem;
@@ -16,7 +16,7 @@ void ringAllGather(const Team& team, const CollectiveArgs& args, const WaitConte
   auto blockOf = [&](int rank) { return out + static_cast<size_t>(rank) * blockBytes; };
   if (team.nranks == 1) {
     copyBytes(out, in, blockBytes);
-    return;
+    co_return;
   }
   SendConnection& next = team.next();
   RecvConnection& prev = team.prev();
@@ -27,10 +27,11 @@ void ringAllGather(const Team& team, const CollectiveArgs& args, const WaitConte
   for (size_t start = 0; start < args.count; start += chunk) {
     const size_t len = std::min(chunk, args.count - start);
     const size_t at = start * elem;
-    prims.send(next, in + at, len);
+    co_await prims.send(next, in + at, len);
     copyBytes(blockOf(team.rank) + at, in + at, len * elem);
-    for (int step = 1; step < n - 1; ++step) prims.recvCopySend(prev, next, blockOf(team.ringRank(p - step)) + at, len);
-    prims.recv(prev, blockOf(team.ringRank(p + 1)) + at, len);
+    for (int step = 1; step < n - 1; ++step)
+      co_await prims.recvCopySend(prev, next, blockOf(team.ringRank(p - step)) + at, len);
+    co_await prims.recv(prev, blockOf(team.ringRank(p + 1)) + at, len);
   }
 }
 

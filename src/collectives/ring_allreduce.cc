@@ -9,13 +9,13 @@
 
 namespace loom {
 
-void ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);
   if (team.nranks == 1) {
     prims.localReduceCopy(in, out, args.count);
-    return;
+    co_return;
   }
   SendConnection& next = team.next();
   RecvConnection& prev = team.prev();
@@ -31,14 +31,15 @@ void ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitConte
     auto size = [&](int position) { return blocks.blockSize(((position % n) + n) % n); };
 
     // Reduce-scatter: after n-1 steps position p holds block p+1 fully reduced.
-    prims.send(next, in + offset(p), size(p));
-    for (int step = 1; step < n - 1; ++step) prims.recvReduceSend(prev, next, in + offset(p - step), size(p - step));
-    prims.recvReduceCopySend(prev, next, in + offset(p + 1), out + offset(p + 1), size(p + 1));
+    co_await prims.send(next, in + offset(p), size(p));
+    for (int step = 1; step < n - 1; ++step)
+      co_await prims.recvReduceSend(prev, next, in + offset(p - step), size(p - step));
+    co_await prims.recvReduceCopySend(prev, next, in + offset(p + 1), out + offset(p + 1), size(p + 1));
 
     // All-gather: pass the reduced blocks on until every position has all.
     for (int step = 1; step < n - 1; ++step)
-      prims.recvCopySend(prev, next, out + offset(p + 1 - step), size(p + 1 - step));
-    prims.recv(prev, out + offset(p + 2), size(p + 2));
+      co_await prims.recvCopySend(prev, next, out + offset(p + 1 - step), size(p + 1 - step));
+    co_await prims.recv(prev, out + offset(p + 2), size(p + 2));
   }
 }
 

@@ -8,7 +8,7 @@
 
 namespace loom {
 
-void ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
   const size_t elem = prims.elementSize();
   const size_t blockBytes = args.count * elem;
@@ -17,7 +17,7 @@ void ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitC
   auto blockOf = [&](int rank) { return in + static_cast<size_t>(rank) * blockBytes; };
   if (team.nranks == 1) {
     prims.localReduceCopy(in, out, args.count);
-    return;
+    co_return;
   }
   SendConnection& next = team.next();
   RecvConnection& prev = team.prev();
@@ -28,10 +28,10 @@ void ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitC
   for (size_t start = 0; start < args.count; start += chunk) {
     const size_t len = std::min(chunk, args.count - start);
     const size_t at = start * elem;
-    prims.send(next, blockOf(team.ringRank(p - 1)) + at, len);
+    co_await prims.send(next, blockOf(team.ringRank(p - 1)) + at, len);
     for (int step = 1; step < n - 1; ++step)
-      prims.recvReduceSend(prev, next, blockOf(team.ringRank(p - 1 - step)) + at, len);
-    prims.recvReduceCopy(prev, blockOf(team.rank) + at, out + at, len);
+      co_await prims.recvReduceSend(prev, next, blockOf(team.ringRank(p - 1 - step)) + at, len);
+    co_await prims.recvReduceCopy(prev, blockOf(team.rank) + at, out + at, len);
   }
 }
 

@@ -34,39 +34,34 @@ bool lookForRegistered(const Team& team, size_t bytes) {
 // registered buffers, else cross-memory attach, else the ring. Once
 // addresses are swapped every rank knows whether all buffers are registered,
 // so all fall back alike.
-template <typename Registered, typename Direct, typename Ring>
-void largeMessage(TunedCollective collective, const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                  size_t bytes, Registered registered, Direct direct, Ring ring) {
-  auto runDirect = [&](const std::vector<PeerBuffers>& peers) {
-    logTuningChoice(team, collective, TunedAlgorithm::kDirect, bytes);
-    direct(team, args, wait, peers);
-  };
-  auto runRing = [&] {
+using SwappedStep = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&, const std::vector<PeerBuffers>&);
+using RegisteredStep = Task<bool> (*)(const Team&, const CollectiveArgs&, const WaitContext&,
+                                      const std::vector<PeerBuffers>&);
+using RingStep = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&);
+
+Task<> largeMessage(TunedCollective collective, const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                    size_t bytes, RegisteredStep registered, SwappedStep direct, RingStep ring) {
+  const bool lookForWindows = lookForRegistered(team, bytes);
+  if (!lookForWindows && !useDirect(team, bytes)) {
     logTuningChoice(team, collective, TunedAlgorithm::kRing, bytes);
-    ring(team, args, wait);
-  };
-  if (lookForRegistered(team, bytes)) {
-    std::vector<PeerBuffers> peers = swapAddresses(team, args, wait);
-    if (registered(team, args, wait, peers)) {
-      logTuningChoice(team, collective, TunedAlgorithm::kRegistered, bytes);
-      return;
-    }
-    if (useDirect(team, bytes))
-      runDirect(peers);
-    else
-      runRing();
+    co_await ring(team, args, wait);
+    co_return;
+  }
+  std::vector<PeerBuffers> peers = co_await swapAddresses(team, args, wait);
+  if (lookForWindows && co_await registered(team, args, wait, peers)) {
+    logTuningChoice(team, collective, TunedAlgorithm::kRegistered, bytes);
   } else if (useDirect(team, bytes)) {
-    runDirect(swapAddresses(team, args, wait));
+    logTuningChoice(team, collective, TunedAlgorithm::kDirect, bytes);
+    co_await direct(team, args, wait, peers);
   } else {
-    runRing();
+    logTuningChoice(team, collective, TunedAlgorithm::kRing, bytes);
+    co_await ring(team, args, wait);
   }
 }
 
-using SwappedStep = void (*)(const Team&, const CollectiveArgs&, const WaitContext&, const std::vector<PeerBuffers>&);
-
 }  // namespace
 
-void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   const Tuning& tuning = team.tuning;
   bool allPairs = tuning.force == Tuning::Force::kAllPairs
@@ -74,23 +69,23 @@ void allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& 
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
   if (allPairs) {
     logTuningChoice(team, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, bytes);
-    allPairsAllReduce(team, args, wait);
+    co_await allPairsAllReduce(team, args, wait);
   } else {
-    largeMessage(TunedCollective::kAllReduce, team, args, wait, bytes, registeredAllReduce,
-                 static_cast<SwappedStep>(directAllReduce), ringAllReduce);
+    co_await largeMessage(TunedCollective::kAllReduce, team, args, wait, bytes, registeredAllReduce, directAllReduce,
+                          ringAllReduce);
   }
 }
 
-void allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  largeMessage(TunedCollective::kAllGather, team, args, wait, args.count * loomTypeSize(args.dtype) * team.nranks,
-               registeredAllGather,
-               static_cast<SwappedStep>(directAllGather), ringAllGather);
+Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  co_await largeMessage(TunedCollective::kAllGather, team, args, wait,
+                        args.count * loomTypeSize(args.dtype) * team.nranks, registeredAllGather, directAllGather,
+                        ringAllGather);
 }
 
-void reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  largeMessage(TunedCollective::kReduceScatter, team, args, wait,
-               args.count * loomTypeSize(args.dtype) * team.nranks, registeredReduceScatter,
-               static_cast<SwappedStep>(directReduceScatter), ringReduceScatter);
+Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  co_await largeMessage(TunedCollective::kReduceScatter, team, args, wait,
+                        args.count * loomTypeSize(args.dtype) * team.nranks, registeredReduceScatter,
+                        directReduceScatter, ringReduceScatter);
 }
 
 // Trees for small messages (fewer hops), chains for large ones (every link
@@ -104,34 +99,34 @@ bool useTree(const Team& team, size_t bytes) {
   }
 }
 
-void broadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> broadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   const bool tree = useTree(team, bytes);
   logTuningChoice(team, TunedCollective::kBroadcast, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
   if (tree)
-    treeBroadcast(team, args, wait);
+    co_await treeBroadcast(team, args, wait);
   else
-    chainBroadcast(team, args, wait);
+    co_await chainBroadcast(team, args, wait);
 }
 
-void reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   const bool tree = useTree(team, bytes);
   logTuningChoice(team, TunedCollective::kReduce, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
   if (tree)
-    treeReduce(team, args, wait);
+    co_await treeReduce(team, args, wait);
   else
-    chainReduce(team, args, wait);
+    co_await chainReduce(team, args, wait);
 }
 
-void barrier(const Team& team, const WaitContext& wait) {
-  if (team.nranks == 1) return;
+Task<> barrier(const Team& team, const WaitContext& wait) {
+  if (team.nranks == 1) co_return;
   const bool ring = team.tuning.force == Tuning::Force::kRing;
   logTuningChoice(team, TunedCollective::kBarrier, ring ? TunedAlgorithm::kRing : TunedAlgorithm::kAllPairs, 0);
   if (ring)
-    ringBarrier(team, wait);
+    co_await ringBarrier(team, wait);
   else
-    allPairsBarrier(team, wait);
+    co_await allPairsBarrier(team, wait);
 }
 
 }  // namespace loom

@@ -21,22 +21,21 @@ TreeLinks treeFor(const Team& team, int root) {
 
 size_t treeChunkElements(const Team& team, const TreeLinks& tree, const Primitives& prims) {
   size_t bytes = SIZE_MAX;
-  if (tree.parent >= 0) bytes = std::min(bytes, team.transport->recvFrom(tree.parent).slotBytes());
-  for (int c = 0; c < tree.childCount; ++c)
-    bytes = std::min(bytes, team.transport->sendTo(tree.children[c]).slotBytes());
+  if (tree.parent >= 0) bytes = std::min(bytes, team.recvFrom(tree.parent).slotBytes());
+  for (int c = 0; c < tree.childCount; ++c) bytes = std::min(bytes, team.sendTo(tree.children[c]).slotBytes());
   return prims.chunkElements(bytes);
 }
 
 }  // namespace
 
-void treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
   const size_t elem = prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);
   if (team.nranks == 1) {
     copyBytes(out, in, args.count * elem);
-    return;
+    co_return;
   }
   const TreeLinks tree = treeFor(team, args.root);
   const size_t chunk = treeChunkElements(team, tree, prims);
@@ -45,29 +44,31 @@ void treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitConte
     const size_t at = start * elem;
     const char* data = in + at;  // what this rank passes on
     if (tree.parent >= 0) {
-      prims.recv(team.transport->recvFrom(tree.parent), out + at, len);
+      co_await prims.recv(team.recvFrom(tree.parent), out + at, len);
       data = out + at;
     }
-    for (int c = 0; c < tree.childCount; ++c) prims.send(team.transport->sendTo(tree.children[c]), data, len);
+    for (int c = 0; c < tree.childCount; ++c) co_await prims.send(team.sendTo(tree.children[c]), data, len);
     if (tree.parent < 0) copyBytes(out + at, in + at, len * elem);
   }
 }
 
-void treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+Task<> treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks);
   const size_t elem = prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);
   if (team.nranks == 1) {
     prims.localReduceCopy(in, out, args.count);
-    return;
+    co_return;
   }
   const TreeLinks tree = treeFor(team, args.root);
   const bool isRoot = tree.parent < 0;
   const size_t chunk = treeChunkElements(team, tree, prims);
   // A rank with two children combines its input with the first child's in
   // scratch (its recvbuf need not exist off the root), then the second's.
-  thread_local std::vector<char> scratch;
+  // The communicator's, not the thread's: the schedule parks between chunks,
+  // and the thread may meanwhile drive another communicator's tree.
+  std::vector<char>& scratch = team.reduceScratch;
   if (tree.childCount == 2 && !isRoot && scratch.size() < chunk * elem) scratch.resize(chunk * elem);
   for (size_t start = 0; start < args.count; start += chunk) {
     const size_t len = std::min(chunk, args.count - start);
@@ -75,18 +76,18 @@ void treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext&
     const char* partial = in + at;
     if (tree.childCount == 2) {
       char* sum = isRoot ? out + at : scratch.data();
-      prims.recvReduce(team.transport->recvFrom(tree.children[0]), partial, sum, len);
+      co_await prims.recvReduce(team.recvFrom(tree.children[0]), partial, sum, len);
       partial = sum;
     }
     if (tree.childCount == 0) {
-      prims.send(team.transport->sendTo(tree.parent), partial, len);
+      co_await prims.send(team.sendTo(tree.parent), partial, len);
       continue;
     }
-    RecvConnection& last = team.transport->recvFrom(tree.children[tree.childCount - 1]);
+    RecvConnection& last = team.recvFrom(tree.children[tree.childCount - 1]);
     if (isRoot)
-      prims.recvReduceCopy(last, partial, out + at, len);
+      co_await prims.recvReduceCopy(last, partial, out + at, len);
     else
-      prims.recvReduceSend(last, team.transport->sendTo(tree.parent), partial, len);
+      co_await prims.recvReduceSend(last, team.sendTo(tree.parent), partial, len);
   }
 }
 

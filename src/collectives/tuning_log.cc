@@ -43,8 +43,8 @@ std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgori
       return "every rank's buffers registered and at least LOOM_DIRECT_MIN_BYTES=" +
              std::to_string(tuning.directMinBytes);
     case TunedAlgorithm::kTree:
-      return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " +
-             std::to_string(nranks) + " ranks";
+      return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
+             " ranks";
     case TunedAlgorithm::kChain:
       return nranks < 3 ? std::string("two ranks: the tree is the chain")
                         : "above LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes);
@@ -59,8 +59,8 @@ void logTuningChoice(const Team& team, TunedCollective collective, TunedAlgorith
   std::atomic<bool>& flag = logged[static_cast<int>(collective)][static_cast<int>(algorithm)];
   if (flag.load(std::memory_order_relaxed) || flag.exchange(true)) return;
   LOOM_INFO("TUNING", team.rank,
-            collectiveName(collective) << " of " << bytes << " bytes on " << team.nranks << " ranks: "
-                                       << algorithmName(algorithm) << " ("
+            collectiveName(collective) << " of " << bytes << " bytes on " << team.nranks
+                                       << " ranks: " << algorithmName(algorithm) << " ("
                                        << reason(team.tuning, collective, algorithm, team.nranks)
                                        << "); logged once per algorithm");
 }

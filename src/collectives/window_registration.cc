@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "collectives/all_pairs.h"
+#include "transport/registry.h"
 
 namespace loom {
 namespace {
@@ -18,9 +19,9 @@ struct MapStatus {
 
 }  // namespace
 
-std::optional<Error> registerWindow(const Team& team, const shm::WindowOffer& mine, const WaitContext& wait) {
-  std::vector<shm::WindowOffer> offers = allPairsExchange(team, mine, wait);
-  std::vector<std::unique_ptr<shm::MappedWindow>> byRank(team.nranks);
+Task<std::optional<Error>> registerWindow(const Team& team, RegionOffer mine, const WaitContext& wait) {
+  std::vector<RegionOffer> offers = co_await allPairsExchange(team, mine, wait);
+  std::vector<std::unique_ptr<PeerRegion>> byRank(team.nranks);
   MapStatus status;
   for (int r = 0; r < team.nranks && status.failedPeer < 0; ++r) {
     std::string why;
@@ -28,43 +29,45 @@ std::optional<Error> registerWindow(const Team& team, const shm::WindowOffer& mi
       why = "it sent registration #" + std::to_string(offers[r].window) + " while this rank is at #" +
             std::to_string(mine.window) + " (is every rank running the same Loom?)";
     else
-      byRank[r] = shm::MappedWindow::open(offers[r], &why);
+      byRank[r] = r == team.rank ? openRegion(ownRegionKind(), offers[r], true, &why)
+                                 : openRegion(team.connections->kindOf(team.peerOf(r)), offers[r], false, &why);
     if (byRank[r] == nullptr) {
       status.failedPeer = r;
       std::strncpy(status.why, why.c_str(), sizeof(status.why) - 1);
     }
   }
-  std::vector<MapStatus> statuses = allPairsExchange(team, status, wait);
+  std::vector<MapStatus> statuses = co_await allPairsExchange(team, status, wait);
   for (int r = 0; r < team.nranks; ++r) {
     if (statuses[r].failedPeer < 0) continue;
     statuses[r].why[sizeof(statuses[r].why) - 1] = '\0';
-    return Error(loomSystemError, "loomCommRegister: rank " + std::to_string(r) + " cannot map the buffer of rank " +
-                                      std::to_string(statuses[r].failedPeer) + ": " + statuses[r].why +
-                                      "; no rank registered it");
+    co_return Error(loomSystemError, "loomCommRegister: rank " + std::to_string(r) + " cannot map the buffer of rank " +
+                                         std::to_string(statuses[r].failedPeer) + ": " + statuses[r].why +
+                                         "; no rank registered it");
   }
-  team.windows->add(mine.window, reinterpret_cast<const void*>(static_cast<uintptr_t>(mine.base)), std::move(byRank));
-  return std::nullopt;
+  team.windows->add(mine.window, std::move(byRank));
+  co_return std::nullopt;
 }
 
-std::optional<Error> deregisterWindow(const Team& team, uint64_t window, const WaitContext& wait) {
+Task<std::optional<Error>> deregisterWindow(const Team& team, uint64_t window, const WaitContext& wait) {
   struct Request {
     uint64_t window;
     uint32_t known;
   };
-  std::vector<Request> requests = allPairsExchange(team, Request{window, team.windows->contains(window)}, wait);
+  std::vector<Request> requests =
+      co_await allPairsExchange(team, Request{window, team.windows->contains(window)}, wait);
   for (int r = 0; r < team.nranks; ++r) {
     if (!requests[r].known)
-      return Error(loomInvalidArgument, "loomCommDeregister: rank " + std::to_string(r) +
-                                            " passed a handle that is not a live registration of this "
-                                            "communicator; nothing was deregistered");
+      co_return Error(loomInvalidArgument, "loomCommDeregister: rank " + std::to_string(r) +
+                                               " passed a handle that is not a live registration of this "
+                                               "communicator; nothing was deregistered");
     if (requests[r].window != requests[0].window)
-      return Error(loomInvalidUsage, "loomCommDeregister: rank 0 deregisters registration #" +
-                                         std::to_string(requests[0].window) + " and rank " + std::to_string(r) +
-                                         " #" + std::to_string(requests[r].window) +
-                                         "; every rank must deregister the same one; nothing was deregistered");
+      co_return Error(loomInvalidUsage, "loomCommDeregister: rank 0 deregisters registration #" +
+                                            std::to_string(requests[0].window) + " and rank " + std::to_string(r) +
+                                            " #" + std::to_string(requests[r].window) +
+                                            "; every rank must deregister the same one; nothing was deregistered");
   }
   team.windows->remove(window);
-  return std::nullopt;
+  co_return std::nullopt;
 }
 
 }  // namespace loom

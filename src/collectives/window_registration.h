@@ -8,20 +8,20 @@
 #include <cstdint>
 #include <optional>
 
+#include "base/error.h"
 #include "collectives/collectives.h"
-#include "core/error.h"
-#include "transport/shm/peer_windows.h"
+#include "transport/regions.h"
 
 namespace loom {
 
 // Records `mine` and every peer's offer in team.windows, or on every rank
 // returns the same error (a rank that cannot map a peer's memory) and
 // records nothing. The FIFOs stay in step either way.
-std::optional<Error> registerWindow(const Team& team, const shm::WindowOffer& mine, const WaitContext& wait);
+Task<std::optional<Error>> registerWindow(const Team& team, RegionOffer mine, const WaitContext& wait);
 
 // Removes `window` on every rank, or, if a rank passed another window or
 // one it does not have, returns the same error on every rank and removes
 // nothing.
-std::optional<Error> deregisterWindow(const Team& team, uint64_t window, const WaitContext& wait);
+Task<std::optional<Error>> deregisterWindow(const Team& team, uint64_t window, const WaitContext& wait);
 
 }  // namespace loom

@@ -10,16 +10,17 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/error.h"
 #include "bootstrap/auth.h"
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/unique_id.h"
 #include "core/communicator.h"
 #include "core/config.h"
-#include "core/error.h"
+#include "core/group.h"
 #include "core/handles.h"
 #include "core/validate.h"
-#include "transport/shm/shareable_memory.h"
+#include "transport/registry.h"
 
 struct loomComm {
   std::shared_ptr<loom::Communicator> impl;
@@ -108,19 +109,32 @@ loomResult_t onComm(const char* api, loomComm_t handle, Body&& body) {
   });
 }
 
-// call: null for Send/Recv, else the arguments every rank must pass alike.
-// A blocking call lends body to the communicator; only a queued operation
-// gets a copy (std::function), so the common blocking case allocates nothing.
-template <typename Body>
-loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* call, const Body& body,
+// Numbers an operation, lets `fill` say what it runs, and posts it (or,
+// inside a group, keeps it for loomGroupEnd). With a request the caller gets
+// the handle at once; without one, the call waits for the operation,
+// driving the engine on this thread, and the operation lives on this
+// thread's stack: a blocking call allocates nothing for itself.
+template <typename Fill>
+loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* call, Lane lane, const Fill& fill,
                     loomRequest_t* request) {
-  if (request != nullptr) {
-    *request = new loomRequest{comm.submit(name, call, body)};
+  const bool grouped = group::active();
+  if (request != nullptr || grouped) {
+    OperationPtr op = comm.prepare(name, call, lane);
+    fill(*op);
+    std::shared_ptr<Request> handle = requestOf(op);
+    if (grouped)
+      group::add(comm.shared_from_this(), std::move(op), request == nullptr);
+    else
+      comm.post(std::move(op));
+    if (request != nullptr) *request = new loomRequest{handle};
     return loomSuccess;
   }
-  std::string error;
-  loomResult_t result = comm.run(name, call, body, &error);
-  if (result != loomSuccess) threadLastError = error;
+  Operation op({}, 0);
+  comm.number(op, name, call, lane);
+  fill(op);
+  comm.run(OperationPtr(OperationPtr(), &op));  // not owning: op outlives the run
+  loomResult_t result = op.request.result();
+  if (result != loomSuccess) threadLastError = op.request.error();
   return result;
 }
 
@@ -132,8 +146,7 @@ void checkCommon(const char* api, loomDataType_t dtype, void* stream) {
 
 // A collective: the peers' agreement check compares name, count, dtype and,
 // where they matter, op and root.
-using CollectiveStep = void (*)(const Team&, const CollectiveArgs&, const WaitContext&);
-loomResult_t launchCollective(Communicator& comm, const char* name, CollectiveStep step, const CollectiveArgs& args,
+loomResult_t launchCollective(Communicator& comm, const char* name, Operation::Step step, const CollectiveArgs& args,
                               bool reduces, bool rooted, loomRequest_t* request) {
   CollectiveCall call;
   std::strncpy(call.name, name, sizeof(call.name) - 1);
@@ -141,13 +154,15 @@ loomResult_t launchCollective(Communicator& comm, const char* name, CollectiveSt
   call.dtype = args.dtype;
   call.op = reduces ? args.op : -1;
   call.root = rooted ? args.root : -1;
-  return launch(
-      comm, name, &call, [step, args](const Team& t, const WaitContext& w) { step(t, args, w); }, request);
+  auto fill = [&](Operation& op) {
+    op.step = step;
+    op.args = args;
+  };
+  return launch(comm, name, &call, Lane::collective(), fill, request);
 }
 
 // Send and Recv share their checks; one buffer is NULL in each.
-using PointToPointStep = void (*)(const Team&, const CollectiveArgs&, const WaitContext&);
-loomResult_t pointToPoint(const char* api, const char* name, PointToPointStep step, const void* sendbuf, void* recvbuf,
+loomResult_t pointToPoint(const char* api, const char* name, Operation::Step step, const void* sendbuf, void* recvbuf,
                           size_t count, loomDataType_t dtype, int peer, loomComm_t handle, void* stream,
                           loomRequest_t* request) {
   return onComm(api, handle, [&](Communicator& c) {
@@ -155,9 +170,11 @@ loomResult_t pointToPoint(const char* api, const char* name, PointToPointStep st
     checkRank(api, "peer", peer, c.nranks());
     if (peer == c.rank()) fail(loomInvalidArgument, std::string(api) + ": peer is this rank itself");
     checkBuffer(api, "buf", sendbuf != nullptr ? sendbuf : recvbuf, checkedBytes(api, count, dtype, 1));
-    CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, peer};
-    return launch(
-        c, name, nullptr, [args, step](const Team& t, const WaitContext& w) { step(t, args, w); }, request);
+    auto fill = [&](Operation& op) {
+      op.step = step;
+      op.args = CollectiveArgs{sendbuf, recvbuf, count, dtype, loomSum, peer};
+    };
+    return launch(c, name, nullptr, sendbuf != nullptr ? Lane::sendTo(peer) : Lane::recvFrom(peer), fill, request);
   });
 }
 
@@ -291,6 +308,10 @@ loomResult_t loomCommUserRank(loomComm_t comm, int* rank) {
 
 loomResult_t loomCommDestroy(loomComm_t comm) {
   return loom::guarded([&] {
+    if (loom::group::holds(*loom::lookup("loomCommDestroy", comm)))
+      loom::fail(loomInvalidUsage,
+                 "loomCommDestroy: the communicator has operations in this thread's group; call "
+                 "loomGroupEnd first");
     std::shared_ptr<Communicator> impl = loom::unregisterComm("loomCommDestroy", comm);
     impl.reset();  // waits for pending operations unless another call still holds it
     return loomSuccess;
@@ -417,7 +438,9 @@ loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
   return loom::onComm("loomBarrier", comm, [&](Communicator& c) {
     return loom::launchCollective(
         c, "Barrier",
-        [](const loom::Team& t, const loom::CollectiveArgs&, const loom::WaitContext& w) { loom::barrier(t, w); },
+        [](const loom::Team& t, const loom::CollectiveArgs&, const loom::WaitContext& w) {
+          return loom::barrier(t, w);
+        },
         loom::CollectiveArgs{}, false, false, request);
   });
 }
@@ -426,14 +449,14 @@ loomResult_t loomMemAlloc(void** ptr, size_t size) {
   return loom::guarded([&] {
     if (ptr == nullptr) loom::fail(loomInvalidArgument, "loomMemAlloc: ptr is NULL");
     *ptr = nullptr;
-    *ptr = loom::shm::allocateShareable(size);
+    *ptr = loom::allocateRegistrable(size);
     return loomSuccess;
   });
 }
 
 loomResult_t loomMemFree(void* ptr) {
   return loom::guarded([&] {
-    if (ptr != nullptr) loom::shm::freeShareable(ptr);
+    if (ptr != nullptr) loom::freeRegistrable(ptr);
     return loomSuccess;
   });
 }
@@ -443,8 +466,7 @@ loomResult_t loomCommRegister(loomComm_t comm, void* buff, size_t size, void** h
   return loom::onComm(api, comm, [&](Communicator& c) {
     if (handle == nullptr) loom::fail(loomInvalidArgument, std::string(api) + ": handle is NULL");
     *handle = nullptr;
-    if (buff == nullptr || size == 0)
-      loom::fail(loomInvalidArgument, std::string(api) + ": buff is NULL or size is 0");
+    if (buff == nullptr || size == 0) loom::fail(loomInvalidArgument, std::string(api) + ": buff is NULL or size is 0");
     *handle = c.registerBuffer(buff, size);
     return loomSuccess;
   });
@@ -455,6 +477,22 @@ loomResult_t loomCommDeregister(loomComm_t comm, void* handle) {
     if (handle == nullptr) loom::fail(loomInvalidArgument, "loomCommDeregister: handle is NULL");
     c.deregisterBuffer(handle);
     return loomSuccess;
+  });
+}
+
+loomResult_t loomGroupStart(void) {
+  return loom::guarded([] {
+    loom::group::start();
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomGroupEnd(void) {
+  return loom::guarded([] {
+    std::string error;
+    loomResult_t result = loom::group::end(&error);
+    if (result != loomSuccess) loom::threadLastError = error;
+    return result;
   });
 }
 
@@ -478,7 +516,7 @@ loomResult_t loomTest(loomRequest_t request, int* done) {
   return loom::guarded([&] {
     if (request == nullptr) loom::fail(loomInvalidArgument, "loomTest: request is NULL");
     if (done == nullptr) loom::fail(loomInvalidArgument, "loomTest: done is NULL");
-    *done = request->impl->done() ? 1 : 0;
+    *done = request->impl->poll() ? 1 : 0;
     if (!*done) return loomSuccess;
     loomResult_t result = request->impl->wait(0);
     if (result != loomSuccess) loom::threadLastError = request->impl->error();

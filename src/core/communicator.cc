@@ -8,47 +8,15 @@
 #include <map>
 #include <numeric>
 
+#include "base/error.h"
+#include "base/small_alloc.h"
 #include "bootstrap/socket.h"
-#include "core/error.h"
-#include "core/logging.h"
 #include "collectives/window_registration.h"
+#include "core/logging.h"
 #include "topology/placement.h"
-#include "transport/shm/cross_memory_attach.h"
-#include "transport/shm/shm_transport.h"
 
 namespace loom {
 namespace {
-
-// What ranks tell each other at init to decide how they connect.
-struct PeerIdentity {
-  std::string host;  // hostname plus boot id: two containers may share a name
-  pid_t pid = 0;
-
-  std::string encode() const { return host + "\n" + std::to_string(pid); }
-  static PeerIdentity decode(const std::string& text, int rank) {
-    PeerIdentity identity;
-    size_t newline = text.rfind('\n');
-    char* end = nullptr;
-    long pid = newline == std::string::npos ? 0 : std::strtol(text.c_str() + newline + 1, &end, 10);
-    if (newline == std::string::npos || end == nullptr || *end != '\0' || pid <= 0)
-      fail(loomRemoteError, "rank " + std::to_string(rank) + " sent a malformed identity at init");
-    identity.host = text.substr(0, newline);
-    identity.pid = static_cast<pid_t>(pid);
-    return identity;
-  }
-};
-
-PeerIdentity myIdentity() {
-  char name[256] = {};
-  gethostname(name, sizeof(name) - 1);
-  std::string bootId;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> bootId;
-  return PeerIdentity{std::string(name) + "/" + bootId, getpid()};
-}
-
-std::string hostPart(const std::string& host) {
-  return host.substr(0, host.find('/'));
-}
 
 // Spinning helps only when the rank being waited for has a core of its own.
 int chooseSpinIterations(const CommConfig& config, int localRanks) {
@@ -94,10 +62,11 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   logStartup();
   team_.rank = rank;
   team_.nranks = nranks;
-  team_.ring.resize(nranks);
-  std::iota(team_.ring.begin(), team_.ring.end(), 0);
+  team_.members.resize(nranks);
+  std::iota(team_.members.begin(), team_.members.end(), 0);
+  team_.places.resize(nranks);
+  team_.ring = team_.members;
   team_.ringPosition = rank;
-  team_.transport = nullptr;
   team_.windows = &windows_;
   team_.tuning.force = config.algorithm == "ring"       ? Tuning::Force::kRing
                        : config.algorithm == "allpairs" ? Tuning::Force::kAllPairs
@@ -110,60 +79,72 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   spinIterations_ = chooseSpinIterations(config, nranks);
   yieldMicros_ = config.yieldMicros;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
-  connectPeers(*rendezvous_);
-  orderRing(*rendezvous_);
+  std::vector<RankIdentity> identities = exchangeIdentities(*rendezvous_);
+  connectPeers(identities, *rendezvous_);
+  placeMembers(identities, *rendezvous_);
+  EngineSettings engine{nranks, spinIterations_, yieldMicros_, config.timeoutMs, &aborted_};
+  engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->doorbell() : ownDoorbell_, engine);
   LOOM_INFO("INIT", rank,
-            "Loom " << LOOM_VERSION_STRING << " communicator"
-                    << (config.name.empty() ? "" : " '" + config.name + "'") << " ready: rank " << rank << " of "
-                    << nranks << ", pid " << getpid() << ", timeout " << config.timeoutMs << " ms, spin "
-                    << spinIterations_);
+            "Loom " << LOOM_VERSION_STRING << " communicator" << (config.name.empty() ? "" : " '" + config.name + "'")
+                    << " ready: rank " << rank << " of " << nranks << ", pid " << getpid() << ", timeout "
+                    << config.timeoutMs << " ms, spin " << spinIterations_);
 }
 
-void Communicator::connectPeers(bootstrap::RendezvousClient& rendezvous) {
-  std::vector<std::string> identities = rendezvous.allGather(myIdentity().encode());
-  std::vector<pid_t> pids(team_.nranks);
-  const PeerIdentity me = myIdentity();
-  for (int peer = 0; peer < team_.nranks; ++peer) {
-    PeerIdentity identity = PeerIdentity::decode(identities[peer], peer);
-    if (identity.host != me.host)
-      fail(loomUnsupported, "rank " + std::to_string(peer) + " runs on host " + hostPart(identity.host) + " and rank " +
-                                std::to_string(team_.rank) + " on " + hostPart(me.host) +
-                                ": this Loom connects ranks of one host only (shared memory); the TCP and RDMA "
-                                "transports come later");
-    pids[peer] = identity.pid;
-  }
+std::vector<RankIdentity> Communicator::exchangeIdentities(bootstrap::RendezvousClient& rendezvous) {
+  std::vector<std::string> encoded = rendezvous.allGather(RankIdentity::mine().encode());
+  std::vector<RankIdentity> identities;
+  for (int peer = 0; peer < team_.nranks; ++peer) identities.push_back(RankIdentity::decode(encoded[peer], peer));
+  return identities;
+}
+
+void Communicator::connectPeers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
   if (team_.nranks == 1) return;
-  shm::FifoGeometry geometry{config_.shmSlotBytes, config_.shmSlots};
-  if (config_.crossMemoryAttach) shm::enableCrossMemoryAttach();
-  auto shm = std::make_unique<shm::ShmTransport>(team_.rank, pids, geometry, config_.crossMemoryAttach, rendezvous);
+  TransportSettings settings{config_.shmSlotBytes, config_.shmSlots, config_.crossMemoryAttach};
+  connections_ = std::make_unique<Connections>(
+      team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
+  team_.connections = connections_.get();
   const std::string whyNoSingleCopy =
-      config_.crossMemoryAttach ? shm->peerMemoryUnavailable() : std::string("LOOM_CMA is not 1");
+      config_.crossMemoryAttach ? connections_->peerMemoryUnavailable() : std::string("LOOM_CMA is not 1");
   // A forced algorithm is never silently replaced: a benchmark or test that
   // asked for single-copy reads must not measure the FIFOs instead.
-  if (config_.algorithm == "direct" && shm->peerMemory() == nullptr)
+  if (config_.algorithm == "direct" && connections_->peerMemory() == nullptr)
     fail(loomUnsupported, "LOOM_ALGO=direct needs single-copy reads of peers' memory, which are off: " +
                               whyNoSingleCopy + "; set LOOM_CMA=1, or unset LOOM_ALGO");
   if (team_.rank == 0) {
-    if (shm->peerMemory() != nullptr)
+    if (connections_->peerMemory() != nullptr)
       LOOM_INFO("INIT", team_.rank,
                 "large AllReduce/AllGather/ReduceScatter read peers' buffers directly (cross-memory attach) from "
                     << config_.directMinBytes << " bytes");
     else
       LOOM_INFO("INIT", team_.rank, "single-copy reads off, every byte goes through the FIFOs: " << whyNoSingleCopy);
   }
-  transport_ = std::move(shm);
-  team_.transport = transport_.get();
   for (int peer = 0; peer < team_.nranks; ++peer) {
     if (peer == team_.rank) continue;
     LOOM_INFO("INIT", team_.rank,
-              "rank " << team_.rank << " <-> rank " << peer << " (pid " << pids[peer] << ") via shared memory, "
-                      << geometry.slots << " slots of " << geometry.slotBytes / 1024 << " KiB each way");
+              team_.rank << "[" << identities[team_.rank].hostName() << "] -> " << peer << "["
+                         << identities[peer].hostName() << "] (pid " << identities[peer].pid << ") via "
+                         << connections_->transportName(peer) << ", " << config_.shmSlots << " slots of "
+                         << config_.shmSlotBytes / 1024 << " KiB each way");
   }
 }
 
-// Ranks tell each other where they run; the ring then crosses sockets and
+// Ranks tell each other where they run; the team keeps it (host, local
+// index, socket, NUMA node) for sub-teams, and the ring crosses sockets and
 // NUMA nodes as few times as possible, whatever the rank numbering.
-void Communicator::orderRing(bootstrap::RendezvousClient& rendezvous) {
+void Communicator::placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
+  std::vector<std::string> hosts;  // in order of their lowest rank
+  std::vector<int> ranksSeen;      // per host
+  for (int r = 0; r < team_.nranks; ++r) {
+    auto at = std::find(hosts.begin(), hosts.end(), identities[r].host);
+    if (at == hosts.end()) {
+      hosts.push_back(identities[r].host);
+      ranksSeen.push_back(0);
+      at = hosts.end() - 1;
+    }
+    const size_t host = static_cast<size_t>(at - hosts.begin());
+    team_.places[r].host = static_cast<int>(host);
+    team_.places[r].localIndex = ranksSeen[host]++;
+  }
   if (team_.nranks == 1) return;
   const topo::RankPlacement mine = topo::ownPlacement(processTopology(config_));
   std::vector<std::string> all = rendezvous.allGather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)));
@@ -175,6 +156,8 @@ void Communicator::orderRing(bootstrap::RendezvousClient& rendezvous) {
                                 ": is every rank running the same Loom?");
     std::memcpy(&placements[r], all[r].data(), sizeof(topo::RankPlacement));
     placements[r].host[sizeof(placements[r].host) - 1] = '\0';
+    team_.places[r].package = placements[r].package;
+    team_.places[r].numa = placements[r].numa;
   }
   team_.ring = topo::ringOrder(placements);
   for (int i = 0; i < team_.nranks; ++i)
@@ -195,61 +178,45 @@ void Communicator::orderRing(bootstrap::RendezvousClient& rendezvous) {
 }
 
 Communicator::~Communicator() {
-  engine_.drain();
+  if (engine_) engine_->stop();
 }
 
-Communicator::OpInfo Communicator::nextOperation(const char* name, const CollectiveCall* call) {
-  OpInfo info{name, ++operations_, {}};
+OperationPtr Communicator::prepare(const char* name, const CollectiveCall* call, Lane lane) {
+  auto op = std::allocate_shared<Operation>(SmallAllocator<Operation>(), engine_, config_.timeoutMs);
+  number(*op, name, call, lane);
+  return op;
+}
+
+void Communicator::number(Operation& op, const char* name, const CollectiveCall* call, Lane lane) {
+  op.name = name;
+  op.lane = lane;
+  std::lock_guard<std::mutex> lock(submitMutex_);
+  op.sequence = ++operations_;
   if (call != nullptr) {
-    info.call = *call;
-    info.call.number = ++collectives_;
+    op.call = *call;
+    op.call.number = ++collectives_;
   }
-  LOOM_TRACE("COLL", team_.rank, name << " #" << info.sequence);
-  return info;
+  LOOM_TRACE("COLL", team_.rank, name << " #" << op.sequence);
 }
 
-std::shared_ptr<Request> Communicator::submit(const char* name, const CollectiveCall* call, Body body) {
-  auto request = std::make_shared<Request>(config_.timeoutMs);
-  std::lock_guard<std::mutex> lock(submitMutex_);  // held while queuing, so order = sequence order
-  OpInfo info = nextOperation(name, call);
-  engine_.post([this, info, body = std::move(body), request] {
-    Outcome outcome = execute(info, body);
-    request->complete(outcome.code, std::move(outcome.failure));
-  });
-  return request;
-}
-
-loomResult_t Communicator::run(const char* name, const CollectiveCall* call, BodyRef body, std::string* error) {
-  std::shared_ptr<Request> queued;
-  {
-    std::lock_guard<std::mutex> lock(submitMutex_);  // held while running inline: issue order holds
-    OpInfo info = nextOperation(name, call);
-    Outcome outcome;
-    if (engine_.runInlineIfIdle([&] { outcome = execute(info, body); })) {
-      if (outcome.code != loomSuccess) *error = std::move(outcome.failure);
-      return outcome.code;
-    }
-    queued = std::make_shared<Request>(config_.timeoutMs);
-    engine_.post([this, info, body = Body(body), queued] {
-      Outcome late = execute(info, body);
-      queued->complete(late.code, std::move(late.failure));
-    });
-  }
-  loomResult_t result = queued->waitUntilDone();
-  if (result != loomSuccess) *error = queued->error();
+loomResult_t Communicator::run(const char* name, const CollectiveCall* call, Operation::Body body, std::string* error) {
+  OperationPtr op = prepare(name, call, Lane::collective());
+  op->body = std::move(body);
+  std::shared_ptr<Request> request = requestOf(op);
+  engine_->run(std::move(op));
+  loomResult_t result = request->result();
+  if (result != loomSuccess) *error = request->error();
   return result;
 }
 
-Communicator::Outcome Communicator::execute(const OpInfo& info, BodyRef body) {
-  WaitContext wait;
+Outcome Communicator::beginOperation(Operation& op) {
+  WaitContext& wait = op.wait;
   wait.timeoutMs = config_.timeoutMs;
   wait.aborted = &aborted_;
-  wait.spinIterations = spinIterations_;
-  wait.yieldMicros = yieldMicros_;
   wait.rank = team_.rank;
-  wait.operation = info.name;
-  wait.sequence = info.sequence;
-  if (info.isCollective()) wait.call = &info.call;
+  wait.operation = op.name;
+  wait.sequence = op.sequence;
+  wait.call = op.isCollective() ? &op.call : nullptr;
   wait.commName = &config_.name;
 
   Outcome outcome;
@@ -262,35 +229,58 @@ Communicator::Outcome Communicator::execute(const OpInfo& info, BodyRef body) {
     outcome.code = loomAborted;
     outcome.failure = wait.describe() + " was aborted (loomCommAbort) before it started";
   } else {
-    try {
-      if (info.isCollective() && transport_) transport_->announceCollectiveStarted(info.call);
-      body(team_, wait);
-      return outcome;
-    } catch (const Error& e) {
-      outcome.code = e.code();
-      outcome.failure = e.what();
-      if (outcome.code == loomTimeout && info.isCollective()) outcome.failure += arrivalReport(info.call.number);
-    } catch (const std::exception& e) {
-      outcome.code = loomInternalError;
-      outcome.failure = wait.describe() + " failed inside Loom: " + e.what();
-    }
-    {
-      std::lock_guard<std::mutex> lock(errorMutex_);
-      brokenBy_ = outcome.code;
-      brokenSentence_ = outcome.failure;
-      broken_.store(true, std::memory_order_release);
-    }
-    if (transport_) transport_->announceFailure(outcome.failure);
+    if (op.isCollective() && connections_) connections_->announceCollectiveStarted(op.call);
+    return outcome;
   }
   LOOM_WARN("COLL", team_.rank, outcome.failure);
   recordError(outcome.failure);
   return outcome;
 }
 
+Outcome Communicator::endOperation(Operation& op, std::exception_ptr error) {
+  Outcome outcome;
+  if (!error) return outcome;
+  const WaitContext& wait = op.wait;
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    outcome.code = e.code();
+    outcome.failure = e.what();
+  } catch (const std::bad_alloc&) {
+    outcome.code = loomSystemError;
+    outcome.failure = "out of memory";
+  } catch (const std::exception& e) {
+    outcome.code = loomInternalError;
+    outcome.failure = std::string("failed inside Loom: ") + e.what();
+  }
+  // Every failure sentence starts by naming the operation.
+  const std::string who = wait.describe();
+  if (outcome.failure.compare(0, who.size(), who) != 0) outcome.failure = who + ": " + outcome.failure;
+  if (outcome.code == loomTimeout && op.isCollective()) outcome.failure += arrivalReport(op.call.number);
+  {
+    std::lock_guard<std::mutex> lock(errorMutex_);
+    if (!broken_.load(std::memory_order_relaxed)) {
+      brokenBy_ = outcome.code;
+      brokenSentence_ = outcome.failure;
+      broken_.store(true, std::memory_order_release);
+    }
+  }
+  if (connections_) connections_->announceFailure(outcome.failure);
+  LOOM_WARN("COLL", team_.rank, outcome.failure);
+  recordError(outcome.failure);
+  return outcome;
+}
+
+std::string Communicator::brokenBecause() const {
+  if (!broken_.load(std::memory_order_acquire)) return {};
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  return brokenSentence_;
+}
+
 std::string Communicator::arrivalReport(uint64_t collective) const {
   std::string late;
   for (int peer = 0; peer < team_.nranks; ++peer) {
-    int64_t started = transport_->collectivesStartedBy(peer);
+    int64_t started = connections_->collectivesStartedBy(peer);
     if (started >= 0 && static_cast<uint64_t>(started) < collective)
       late += (late.empty() ? "" : ", ") + std::to_string(peer) + " (has started " + std::to_string(started) + ")";
   }
@@ -351,7 +341,8 @@ void runRegistration(Communicator& comm, const char* name, const Body& body) {
   std::optional<Error> refusal;
   std::string error;
   loomResult_t result = comm.run(
-      name, &call, [&](const Team& team, const WaitContext& wait) { refusal = body(team, wait); }, &error);
+      name, &call, [&](const Team& team, const WaitContext& wait) -> Task<> { refusal = co_await body(team, wait); },
+      &error);
   if (result != loomSuccess) fail(result, error);
   if (refusal) throw *refusal;
 }
@@ -359,10 +350,10 @@ void runRegistration(Communicator& comm, const char* name, const Body& body) {
 }  // namespace
 
 void* Communicator::registerBuffer(void* buffer, size_t bytes) {
-  shm::offerWindow("loomCommRegister", 0, buffer, bytes);  // fails here, before peers wait, on foreign memory
+  offerRegion("loomCommRegister", 0, buffer, bytes);  // fails here, before peers wait, on foreign memory
   uint64_t window = 0;
   runRegistration(*this, "Register", [&](const Team& team, const WaitContext& wait) {
-    shm::WindowOffer mine = shm::offerWindow("loomCommRegister", team.windows->nextWindow(), buffer, bytes);
+    RegionOffer mine = offerRegion("loomCommRegister", team.windows->nextWindow(), buffer, bytes);
     window = mine.window;
     return registerWindow(team, mine, wait);
   });
@@ -378,8 +369,9 @@ void Communicator::deregisterBuffer(void* handle) {
 
 void Communicator::abort() {
   aborted_.store(true);
-  if (transport_)
-    transport_->announceFailure("rank " + std::to_string(team_.rank) + " aborted its communicator (loomCommAbort)");
+  engine_->wake();
+  if (connections_)
+    connections_->announceFailure("rank " + std::to_string(team_.rank) + " aborted its communicator (loomCommAbort)");
 }
 
 void Communicator::recordError(const std::string& sentence) {

@@ -1,6 +1,6 @@
 // A communicator: this rank's place in a group of ranks, the transport that
-// connects it to the others, and the engine that runs its operations in
-// issue order.
+// connects it to the others, and the engine that runs its operations
+// (collectives in call order; Sends and Recvs per peer in posting order).
 #pragma once
 
 #include <atomic>
@@ -13,15 +13,16 @@
 #include "bootstrap/rendezvous.h"
 #include "collectives/collectives.h"
 #include "core/config.h"
-#include "core/function_ref.h"
-#include "core/progress_engine.h"
+#include "core/engine.h"
+#include "core/operation.h"
 #include "core/request.h"
-#include "transport/shm/peer_windows.h"
-#include "transport/transport.h"
+#include "transport/connections.h"
+#include "transport/identity.h"
+#include "transport/regions.h"
 
 namespace loom {
 
-class Communicator {
+class Communicator final : public std::enable_shared_from_this<Communicator>, public EngineHost {
  public:
   // Collective over the nranks ranks that meet at `address`.
   Communicator(int rank, int nranks, const bootstrap::RendezvousAddress& address, const CommConfig& config);
@@ -32,18 +33,22 @@ class Communicator {
   int nranks() const { return team_.nranks; }
   const CommConfig& config() const { return config_; }
 
-  using Body = std::function<void(const Team&, const WaitContext&)>;
-  // Queues the operation behind every earlier one. A blocking call on an
-  // idle communicator runs it on the calling thread before returning.
+  // An operation numbered in call order, with its request, ready to post.
   // `call` is null for Send/Recv; for a collective it is what every rank
   // must agree on (its number is filled in here), and peers compare it to
   // name a mismatched call instead of hanging.
-  std::shared_ptr<Request> submit(const char* name, const CollectiveCall* call, Body body);
-  // Runs the operation and returns its result (the sentence in *error). On
-  // an idle communicator it runs on this thread, allocating nothing;
-  // otherwise it queues a copy of body behind the pending operations and waits.
-  using BodyRef = FunctionRef<void(const Team&, const WaitContext&)>;
-  loomResult_t run(const char* name, const CollectiveCall* call, BodyRef body, std::string* error);
+  OperationPtr prepare(const char* name, const CollectiveCall* call, Lane lane);
+  // The same for an operation the caller keeps (a blocking call's, on its
+  // stack); its request cannot be waited on, only read once run() returns.
+  void number(Operation& op, const char* name, const CollectiveCall* call, Lane lane);
+  // Hands operations to the engine, together (a group's) and in order.
+  void post(std::vector<OperationPtr> ops) { engine_->post(std::move(ops)); }
+  void post(OperationPtr op) { engine_->post(std::move(op)); }
+  // Posts op and waits for it, driving the engine on this thread.
+  void run(OperationPtr op) { engine_->run(std::move(op)); }
+  // Posts a collective-lane operation and waits for it; the sentence of a
+  // failure goes to *error.
+  loomResult_t run(const char* name, const CollectiveCall* call, Operation::Body body, std::string* error);
 
   // loomCommRegister / loomCommDeregister: collective, blocking, ordered
   // with the operations issued before them. The handle is the window's
@@ -51,7 +56,7 @@ class Communicator {
   void* registerBuffer(void* buffer, size_t bytes);
   void deregisterBuffer(void* handle);
   // Read it only between operations (tests do, after blocking calls).
-  const shm::PeerWindows& windows() const { return windows_; }
+  const RegisteredRegions& windows() const { return windows_; }
 
   // As ncclCommSplit; null for LOOM_SPLIT_NOCOLOR. Collective over this one.
   std::unique_ptr<Communicator> split(int color, int key, const CommConfig& config);
@@ -64,31 +69,26 @@ class Communicator {
   std::string lastError() const;
 
  private:
-  struct OpInfo {
-    const char* name;
-    uint64_t sequence;    // every operation of this communicator
-    CollectiveCall call;  // number 0 for Send/Recv; else the arrival board's number and arguments
-    bool isCollective() const { return call.number != 0; }
-  };
-  struct Outcome {
-    loomResult_t code = loomSuccess;
-    std::string failure;  // the sentence; empty on success
-  };
-  Outcome execute(const OpInfo& info, BodyRef body);
-  OpInfo nextOperation(const char* name, const CollectiveCall* call);  // with submitMutex_ held
+  // EngineHost (public only so the engine can be handed `*this`)
+  Outcome beginOperation(Operation& op) override;
+  Outcome endOperation(Operation& op, std::exception_ptr error) override;
+  std::string brokenBecause() const override;
+  const Team& team() const override { return team_; }
+
   std::string arrivalReport(uint64_t collective) const;
-  void connectPeers(bootstrap::RendezvousClient& rendezvous);
-  void orderRing(bootstrap::RendezvousClient& rendezvous);
+  std::vector<RankIdentity> exchangeIdentities(bootstrap::RendezvousClient& rendezvous);
+  void connectPeers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous);
+  void placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous);
 
   CommConfig config_;
   Team team_;
   int spinIterations_;
   int64_t yieldMicros_;
   std::unique_ptr<bootstrap::RendezvousClient> rendezvous_;
-  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<Connections> connections_;
   std::atomic<bool> aborted_{false};
 
-  std::mutex submitMutex_;  // sequence numbers follow issue order
+  std::mutex submitMutex_;  // sequence numbers follow call order
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
 
@@ -98,9 +98,10 @@ class Communicator {
   loomResult_t brokenBy_ = loomSuccess;  // the failure that left the FIFOs out of step
   std::string brokenSentence_;
 
-  shm::PeerWindows windows_;  // touched only by operations, which run one at a time
+  RegisteredRegions windows_;  // touched only by collective-lane operations, which run one at a time
 
-  ProgressEngine engine_;  // last: its worker must stop before the rest goes
+  Doorbell ownDoorbell_;            // where the engine sleeps when there is no transport (one rank)
+  std::shared_ptr<Engine> engine_;  // last: it must stop before the rest goes; requests hold it weakly
 };
 
 }  // namespace loom

@@ -8,7 +8,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "core/error.h"
+#include "base/error.h"
+#include "transport/registry.h"
 
 namespace loom {
 namespace {
@@ -158,6 +159,10 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     fail(loomInvalidArgument,
          "LOOM_SHM_SLOT_BYTES=" + std::to_string(config.shmSlotBytes) + " is not a multiple of 64");
   if (auto slots = env("LOOM_SHM_SLOTS")) config.shmSlots = parseInteger(*slots, "LOOM_SHM_SLOTS", 2, 1024);
+  if (auto transports = env("LOOM_TRANSPORTS")) {
+    parseTransportFilter(*transports, "LOOM_TRANSPORTS");  // refuses unknown names here, before any rank waits
+    config.transports = *transports;
+  }
   if (auto algorithm = env("LOOM_ALGO")) {
     if (*algorithm != "ring" && *algorithm != "allpairs" && *algorithm != "direct" && *algorithm != "tree")
       fail(loomInvalidArgument,

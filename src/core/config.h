@@ -51,6 +51,7 @@ struct CommConfig {
   bool crossMemoryAttach = false;         // LOOM_CMA: single-copy reads of peers' buffers
   size_t directMinBytes = 256 * 1024;     // LOOM_DIRECT_MIN_BYTES
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
+  std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
 };
 
 // Throws loom::Error(loomInvalidArgument) naming the variable or field that

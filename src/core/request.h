@@ -1,37 +1,45 @@
-// The completion state of one posted operation, shared by the progress
-// engine (which completes it) and the caller's handle (which waits on it).
+// The completion state of one posted operation, shared by the engine (which
+// completes it) and the caller's handle (which waits on it). Waiting drives
+// the engine on the waiting thread (engine.h), so a posted-then-waited call
+// costs what a blocking one costs.
 #pragma once
 
 #include <loom/loom.h>
 
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
-#include <mutex>
+#include <memory>
 #include <string>
 
 namespace loom {
 
+class Engine;
+
 class Request {
  public:
-  explicit Request(int64_t defaultTimeoutMs) : defaultTimeoutMs_(defaultTimeoutMs) {}
+  Request(std::weak_ptr<Engine> engine, int64_t defaultTimeoutMs)
+      : engine_(std::move(engine)), defaultTimeoutMs_(defaultTimeoutMs) {}
 
+  // Called once, by the engine.
   void complete(loomResult_t result, std::string error);
-  bool done() const;
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  // done(), after a round of progress if no thread drives the engine.
+  bool poll();
   // loomSuccess or the operation's error once done; loomTimeout if it is not
   // done within timeoutMs (-1: the communicator's timeout, 0: just look).
   loomResult_t wait(int64_t timeoutMs);
   // For blocking calls: the operation bounds its own waits by the timeout.
   loomResult_t waitUntilDone();
   // The failure sentence; empty while pending or after success.
-  std::string error() const;
+  std::string error() const { return done() ? error_ : std::string(); }
+  loomResult_t result() const { return done() ? result_ : loomInProgress; }
 
  private:
-  mutable std::mutex mutex_;
-  std::condition_variable doneChanged_;
-  bool done_ = false;
-  loomResult_t result_ = loomInProgress;
-  std::string error_;
+  std::weak_ptr<Engine> engine_;  // gone once the communicator is, by which time every operation is done
   int64_t defaultTimeoutMs_;
+  std::atomic<bool> done_{false};
+  loomResult_t result_ = loomInProgress;  // written before done_ is set
+  std::string error_;
 };
 
 }  // namespace loom

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace loom {
 

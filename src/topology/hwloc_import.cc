@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/logging.h"
 #include "topology/hwloc_internal.h"
 #include "topology/hwloc_xml_precheck.h"

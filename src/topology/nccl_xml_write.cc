@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topology/nccl_xml.h"
 #include "topology/pci.h"
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topology/paths.h"
 #include "topology/placement.h"
 

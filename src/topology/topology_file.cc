@@ -2,7 +2,7 @@
 // loader the communicator calls at init.
 #include <memory>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/logging.h"
 #include "topology/hwloc_import.h"
 #include "topology/nccl_xml.h"

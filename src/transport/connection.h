@@ -4,34 +4,79 @@
 // acquires the next filled slot, reads it in place and releases it. Slots
 // travel in order, so sender and receiver agree on what each slot holds by
 // running the same schedule; no headers are needed.
+//
+// Acquiring never blocks: a schedule writes `co_await conn.acquire(wait)`,
+// which returns the slot at once when there is one and otherwise parks the
+// operation (wait_context.h) until the engine sees the connection ready.
 #pragma once
 
+#include <coroutine>
 #include <cstddef>
 
 #include "transport/wait_context.h"
 
 namespace loom {
 
-class SendConnection {
+// One side of a connection, as the engine sees it while an operation waits.
+class Waitable {
  public:
-  virtual ~SendConnection() = default;
-  virtual size_t slotBytes() const = 0;
+  virtual ~Waitable() = default;
   virtual int peer() const = 0;
-  // Blocks until the peer has freed a slot; returns it for writing.
-  virtual void* acquire(const WaitContext& ctx) = 0;
-  // Hands the acquired slot to the peer.
-  virtual void post() = 0;
+  virtual size_t slotBytes() const = 0;
+  // Whether acquiring would return a slot now. Never blocks; throws if the
+  // connection is broken (its two sides out of step).
+  virtual bool ready() = 0;
+  // Asked by the engine of a wait that has lasted (the engine was about to
+  // sleep): throws an Error naming the peer when it will never move (the
+  // peer exited, failed, or called something else); returns otherwise.
+  virtual void checkPeer(const WaitContext& ctx) = 0;
+  // What the peer must do for this side to move, for sentences.
+  virtual const char* peerMustDo() const = 0;
+  // Set while this rank's engine sleeps waiting on this side: only then
+  // does the peer's next post or release ring this rank's doorbell, so a
+  // rank asleep on one peer is not woken by every other peer's traffic.
+  virtual void watch(bool on) = 0;
 };
 
-class RecvConnection {
+// `co_await connection.acquire(wait)`: the slot, once the peer allows.
+template <typename Connection, typename Slot>
+struct SlotAwaiter {
+  Connection& connection;
+  const WaitContext& wait;
+  Slot slot = nullptr;
+
+  bool await_ready() {
+    slot = connection.tryAcquire();
+    return slot != nullptr;
+  }
+  void await_suspend(std::coroutine_handle<> self) { wait.park(self, connection); }
+  Slot await_resume() {
+    if (slot == nullptr) slot = connection.tryAcquire();  // resumed because ready() said so
+    if (slot == nullptr) wait.failResumedTooEarly(connection.peer());
+    return slot;
+  }
+};
+
+class SendConnection : public Waitable {
  public:
-  virtual ~RecvConnection() = default;
-  virtual size_t slotBytes() const = 0;
-  virtual int peer() const = 0;
-  // Blocks until the peer has posted a slot; returns it for reading.
-  virtual const void* acquire(const WaitContext& ctx) = 0;
+  // A free slot to fill, or null while the peer still holds them all.
+  virtual void* tryAcquire() = 0;
+  // Hands the acquired slot to the peer.
+  virtual void post() = 0;
+  SlotAwaiter<SendConnection, void*> acquire(const WaitContext& wait) { return {*this, wait}; }
+  bool ready() override { return tryAcquire() != nullptr; }
+  const char* peerMustDo() const override { return "to free a slot"; }
+};
+
+class RecvConnection : public Waitable {
+ public:
+  // The next filled slot, or null until the peer posts it.
+  virtual const void* tryAcquire() = 0;
   // Gives the acquired slot back to the peer.
   virtual void release() = 0;
+  SlotAwaiter<RecvConnection, const void*> acquire(const WaitContext& wait) { return {*this, wait}; }
+  bool ready() override { return tryAcquire() != nullptr; }
+  const char* peerMustDo() const override { return "to send data"; }
 };
 
 }  // namespace loom

@@ -1,20 +1,33 @@
-// A rank's connections to every peer, whatever carries them.
+// One transport kind's connections from this rank to the peers the registry
+// chose it for (registry.h); connections.h puts the kinds together. Peers are
+// communicator ranks.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "base/doorbell.h"
 #include "transport/collective_call.h"
 #include "transport/connection.h"
 #include "transport/peer_memory.h"
 
 namespace loom {
 
+// Each pair of ranks has one set of connections per channel, so that
+// operations on different channels never interleave their slots:
+// collectives run one after another on theirs, while Sends and Recvs,
+// which progress independently of the collectives, use their own.
+enum class Channel { kCollective, kPointToPoint };
+constexpr int kChannels = 2;
+
 class Transport {
  public:
   virtual ~Transport() = default;
-  virtual SendConnection& sendTo(int peer) = 0;
-  virtual RecvConnection& recvFrom(int peer) = 0;
+  virtual SendConnection& sendTo(int peer, Channel channel = Channel::kCollective) = 0;
+  virtual RecvConnection& recvFrom(int peer, Channel channel = Channel::kCollective) = 0;
+  // Where this rank's engine sleeps, if this transport's peers can ring it
+  // (shm: in the status page they map); null if it cannot host one.
+  virtual Doorbell* doorbell() = 0;
 
   // The arrival board: each rank announces the collective it starts (its
   // number, and the call's arguments), so a rank left waiting can say which
@@ -27,6 +40,8 @@ class Transport {
   // Single-copy reads of peers' buffers; null unless every rank of the
   // communicator can read every other's (decided together at init).
   virtual const PeerMemory* peerMemory() const = 0;
+  // Why peerMemory() is null; empty when it is not, or was not asked for.
+  virtual std::string peerMemoryUnavailable() const { return {}; }
 };
 
 }  // namespace loom

@@ -1,5 +1,8 @@
 #include "transport/wait_context.h"
 
+#include "base/error.h"
+#include "transport/connection.h"
+
 namespace loom {
 
 std::string WaitContext::describe() const {
@@ -12,6 +15,22 @@ std::string WaitContext::describeMismatch(int peer, const CollectiveCall& theirs
   return describe() + " does not match rank " + std::to_string(peer) + ": that rank called " + theirs.describe() +
          ", this rank " + (call != nullptr ? call->describe() : std::string("no collective")) +
          " (every rank must make the same collective calls)";
+}
+
+}  // namespace loom
+
+namespace loom {
+
+void WaitContext::park(std::coroutine_handle<> handle, Waitable& on) const {
+  if (suspension == nullptr)
+    fail(loomInternalError, describe() + " had to wait outside the engine (a schedule run without a place to park)");
+  suspension->handle = handle;
+  suspension->on = &on;
+}
+
+void WaitContext::failResumedTooEarly(int peer) const {
+  fail(loomInternalError,
+       describe() + " was resumed before its connection with rank " + std::to_string(peer) + " could move");
 }
 
 }  // namespace loom

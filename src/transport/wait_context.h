@@ -1,11 +1,13 @@
-// What a blocked transport wait needs to know to fail well instead of
-// hanging: when to give up, whether the communicator was aborted, and the
-// words for the sentence (operation, sequence number, ranks).
+// What an operation's schedule carries to every wait: the words for a
+// failure sentence (operation, sequence number, ranks), the communicator's
+// abort flag, and where to park when a connection cannot move yet, so the
+// engine can resume the schedule there (connection.h).
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
+#include <coroutine>
 #include <cstdint>
 #include <string>
 
@@ -13,16 +15,28 @@
 
 namespace loom {
 
+class Waitable;
+
+// Where an operation's schedule stopped: the innermost coroutine, and the
+// connection it waits on. Owned by the engine's record of the operation.
+struct Suspension {
+  std::coroutine_handle<> handle;
+  Waitable* on = nullptr;
+};
+
 struct WaitContext {
   int64_t timeoutMs = 0;  // longest a single wait may make no progress
   const std::atomic<bool>* aborted = nullptr;
-  int spinIterations = 1000;  // busy polls before yielding
-  int64_t yieldMicros = 0;    // how long to keep yielding before sleeping on the futex
   int rank = -1;
   const char* operation = "";             // "AllReduce", ...
   uint64_t sequence = 0;                  // the operation's number on this communicator
   const CollectiveCall* call = nullptr;   // this rank's collective; null for Send/Recv
   const std::string* commName = nullptr;  // the communicator's name, may be empty
+  Suspension* suspension = nullptr;       // null outside the engine (nothing may park)
+
+  // Records where the schedule stopped (SlotAwaiter calls it).
+  void park(std::coroutine_handle<> handle, Waitable& on) const;
+  [[noreturn]] void failResumedTooEarly(int peer) const;
 
   // "AllReduce #12 on rank 1 (comm 'x')": the start of every failure sentence.
   std::string describe() const;

@@ -19,7 +19,7 @@
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/unique_id.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "fuzz_support.h"
 
 namespace {

@@ -18,7 +18,7 @@
 
 #include "bootstrap/unique_id.h"
 #include "core/config.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "fuzz_support.h"
 
 namespace {

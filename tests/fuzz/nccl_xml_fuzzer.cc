@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "exercise_topology.h"
 #include "topology/hwloc_import.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topology/topology_file.h"
 
 namespace loom::topo {

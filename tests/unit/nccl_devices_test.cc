@@ -8,7 +8,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topology/nccl_xml.h"
 #include "topology/paths.h"
 #include "topology/report.h"

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topology/nccl_xml.h"
 #include "topology/nccl_xml_internal.h"
 #include "topology/paths.h"

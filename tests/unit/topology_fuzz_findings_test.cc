@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "support/topology_text.h"
 #include "topology/hwloc_import.h"
 #include "topology/nccl_xml.h"

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topology/hwloc_import.h"
 #include "topology/nccl_xml.h"
 #include "topology/paths.h"

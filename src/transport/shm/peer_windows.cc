@@ -10,7 +10,7 @@
 #include <mutex>
 #include <random>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/shm/shareable_memory.h"
 
 namespace loom::shm {
@@ -43,17 +43,20 @@ WindowOffer offerWindow(const char* api, uint64_t window, const void* base, size
                                   " are not all inside one allocation from loomMemAlloc; only such memory can be "
                                   "shared with peers");
   }
-  return WindowOffer{window,       processToken(), static_cast<int32_t>(getpid()), range->fd,
-                     range->device, range->inode,  range->fileOffset,             reinterpret_cast<uintptr_t>(base),
-                     bytes};
+  return WindowOffer{window,       processToken(),    static_cast<int32_t>(getpid()),    range->fd, range->device,
+                     range->inode, range->fileOffset, reinterpret_cast<uintptr_t>(base), bytes};
 }
 
-std::unique_ptr<MappedWindow> MappedWindow::open(const WindowOffer& offer, std::string* why) {
+std::unique_ptr<MappedWindow> MappedWindow::open(const WindowOffer& offer, bool own, std::string* why) {
   std::unique_ptr<MappedWindow> window(new MappedWindow());
   window->remoteBase_ = offer.base;
   window->bytes_ = offer.bytes;
   if (offer.processToken == processToken() && offer.pid == getpid()) {
     window->local_ = reinterpret_cast<char*>(static_cast<uintptr_t>(offer.base));
+    if (own) {
+      pinShareable(window->local_);  // loomMemFree refuses it while registered
+      window->pinned_ = true;
+    }
     return window;
   }
   const std::string path = "/proc/" + std::to_string(offer.pid) + "/fd/" + std::to_string(offer.fd);
@@ -89,44 +92,27 @@ std::unique_ptr<MappedWindow> MappedWindow::open(const WindowOffer& offer, std::
   return window;
 }
 
-MappedWindow::~MappedWindow() {
-  if (mapping_ != nullptr) munmap(mapping_, mappingBytes_);
-}
-
 char* MappedWindow::translate(uint64_t remote, size_t bytes) const {
   if (remote < remoteBase_ || remote - remoteBase_ > bytes_ || bytes > bytes_ - (remote - remoteBase_)) return nullptr;
   return local_ + (remote - remoteBase_);
 }
 
-PeerWindows::~PeerWindows() {
-  for (const Window& window : windows_) unpinShareable(window.ownBase);
+MappedWindow::~MappedWindow() {
+  if (mapping_ != nullptr) munmap(mapping_, mappingBytes_);
+  if (pinned_) unpinShareable(local_);
 }
 
-void PeerWindows::add(uint64_t window, const void* ownBase, std::vector<std::unique_ptr<MappedWindow>> byRank) {
-  pinShareable(ownBase);
-  windows_.push_back(Window{window, ownBase, std::move(byRank)});
-  next_ = window + 1;
+void makeRegionKey(const char* api, uint64_t window, const void* base, size_t bytes,
+                   unsigned char key[kRegionKeyBytes]) {
+  static_assert(sizeof(WindowOffer) <= kRegionKeyBytes);
+  WindowOffer offer = offerWindow(api, window, base, bytes);
+  std::memcpy(key, &offer, sizeof(offer));
 }
 
-bool PeerWindows::contains(uint64_t window) const {
-  for (const Window& w : windows_)
-    if (w.number == window) return true;
-  return false;
-}
-
-void PeerWindows::remove(uint64_t window) {
-  for (auto it = windows_.begin(); it != windows_.end(); ++it) {
-    if (it->number != window) continue;
-    unpinShareable(it->ownBase);
-    windows_.erase(it);
-    return;
-  }
-}
-
-char* PeerWindows::translate(int rank, uint64_t address, size_t bytes) const {
-  for (const Window& window : windows_)
-    if (char* local = window.byRank[rank]->translate(address, bytes)) return local;
-  return nullptr;
+std::unique_ptr<PeerRegion> openRegion(const unsigned char key[kRegionKeyBytes], bool own, std::string* why) {
+  WindowOffer offer;
+  std::memcpy(&offer, key, sizeof(offer));
+  return MappedWindow::open(offer, own, why);
 }
 
 }  // namespace loom::shm

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace loom::shm {
 namespace {

@@ -3,27 +3,33 @@
 // owns the memory (it lives in the receiver's segment); both map it.
 //
 // Each slot starts with a mark: the sender stores the slot's message number
-// there after the data, and a polling receiver watches the mark rather than
-// the `posted` counter. A small message and its mark then share one cache
-// line, so the hand-over costs one line moving between cores instead of
-// three (posted counter, data, released counter). The counters remain for
-// sleeping waits (futex) and for flow control, which the sender checks only
-// when its last look at `released` says the FIFO may be full.
+// there after the data, and the receiver watches the mark rather than the
+// `posted` counter. A small message and its mark then share one cache line,
+// so the hand-over costs one line moving between cores instead of three
+// (posted counter, data, released counter). The counters remain for flow
+// control, which the sender checks only when its last look at `released`
+// says the FIFO may be full, and for checking that both sides agree on the
+// stream's position. A post or release rings the peer's doorbell
+// (base/doorbell.h) only if the peer's engine sleeps waiting on this FIFO.
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "base/doorbell.h"
 #include "transport/connection.h"
-#include "transport/shm/futex_counter.h"
+#include "transport/shm/shm_status.h"
 
 namespace loom::shm {
 
 struct FifoHeader {
-  FutexCounter posted;    // bumped by the sender
-  FutexCounter released;  // bumped by the receiver
+  alignas(64) std::atomic<uint32_t> posted;  // bumped by the sender
+  std::atomic<uint32_t> postedWatched;       // the receiver sleeps until the next post (Waitable::watch)
+  alignas(64) std::atomic<uint32_t> released;  // bumped by the receiver
+  std::atomic<uint32_t> releasedWatched;       // the sender sleeps until the next release
 };
 
 struct FifoGeometry {
@@ -37,13 +43,22 @@ struct FifoGeometry {
   size_t slotStride() const { return (kMarkBytes + slotBytes + 63) / 64 * 64; }
 };
 
+// The peer at the other end: who it is, and where it announces itself.
+struct FifoPeer {
+  int rank;
+  pid_t pid;
+  StatusPage* status;  // its status page, holding its doorbell
+};
+
 class ShmSendConnection final : public SendConnection {
  public:
-  ShmSendConnection(void* fifo, FifoGeometry geometry, int peerRank, pid_t peerPid, const StatusPage* peerStatus);
+  ShmSendConnection(void* fifo, FifoGeometry geometry, FifoPeer peer);
   size_t slotBytes() const override { return geometry_.slotBytes; }
-  int peer() const override { return peerRank_; }
-  void* acquire(const WaitContext& ctx) override;
+  int peer() const override { return peer_.rank; }
+  void* tryAcquire() override;
   void post() override;
+  void checkPeer(const WaitContext& ctx) override;
+  void watch(bool on) override { header_->releasedWatched.store(on ? 1 : 0, std::memory_order_relaxed); }
 
  private:
   char* slot(uint32_t number) const;
@@ -51,20 +66,20 @@ class ShmSendConnection final : public SendConnection {
   FifoHeader* header_;
   char* slots_;
   FifoGeometry geometry_;
-  int peerRank_;
-  pid_t peerPid_;
-  const StatusPage* peerStatus_;
+  FifoPeer peer_;
   uint32_t posted_;        // this side's copy: only the sender writes `posted`
   uint32_t releasedSeen_;  // `released` when last read: a lower bound of it
 };
 
 class ShmRecvConnection final : public RecvConnection {
  public:
-  ShmRecvConnection(void* fifo, FifoGeometry geometry, int peerRank, pid_t peerPid, const StatusPage* peerStatus);
+  ShmRecvConnection(void* fifo, FifoGeometry geometry, FifoPeer peer);
   size_t slotBytes() const override { return geometry_.slotBytes; }
-  int peer() const override { return peerRank_; }
-  const void* acquire(const WaitContext& ctx) override;
+  int peer() const override { return peer_.rank; }
+  const void* tryAcquire() override;
   void release() override;
+  void checkPeer(const WaitContext& ctx) override;
+  void watch(bool on) override { header_->postedWatched.store(on ? 1 : 0, std::memory_order_relaxed); }
 
  private:
   const char* slot(uint32_t number) const;
@@ -72,9 +87,7 @@ class ShmRecvConnection final : public RecvConnection {
   FifoHeader* header_;
   const char* slots_;
   FifoGeometry geometry_;
-  int peerRank_;
-  pid_t peerPid_;
-  const StatusPage* peerStatus_;
+  FifoPeer peer_;
   uint32_t released_;  // this side's copy: only the receiver writes `released`
 };
 

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace loom::shm {
 namespace {

@@ -7,11 +7,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/doorbell.h"
 #include "transport/collective_call.h"
 
 namespace loom::shm {
 
 struct StatusPage {
+  // Where this rank's engine sleeps; peers ring it when they post to it or
+  // free a slot it waits for.
+  Doorbell doorbell;
   std::atomic<uint64_t> collectivesStarted;
   // The collective this rank runs, under a sequence lock: the writer makes
   // callVersion odd while it writes, readers retry until they see one even

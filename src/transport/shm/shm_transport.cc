@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/error.h"
 #include "bootstrap/unique_id.h"
-#include "core/error.h"
 #include "transport/shm/cross_memory_attach.h"
 
 namespace loom::shm {
@@ -28,51 +28,84 @@ std::string describeGeometry(const FifoGeometry& g) {
 
 }  // namespace
 
-ShmTransport::ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometry geometry, bool tryPeerMemory,
-                           bootstrap::RendezvousClient& rendezvous)
-    : rank_(rank) {
-  const int nranks = static_cast<int>(pids.size());
-  const size_t fifoBytes = geometry.bytes();
-  ShmSegment own = ShmSegment::create(uniqueSegmentName(rank), kStatusBytes + fifoBytes * nranks);
-  StatusPage& ownStatus = *static_cast<StatusPage*>(own.data());
-  bootstrap::Secret probe = bootstrap::randomSecret();
-  static_assert(sizeof(probe) == sizeof(ownStatus.memoryProbe));
-  std::memcpy(ownStatus.memoryProbe, probe.data(), sizeof(probe));
-  char probeAddress[32];
-  std::snprintf(probeAddress, sizeof(probeAddress), "%p", static_cast<void*>(ownStatus.memoryProbe));
-  // "<segment name> <FIFO geometry> <address of memoryProbe in this process>"
-  std::vector<std::string> entries =
-      rendezvous.allGather(own.name() + " " + describeGeometry(geometry) + " " + probeAddress);
+bool canConnect(const RankIdentity& a, const RankIdentity& b) {
+  return a.host == b.host;
+}
 
-  std::vector<const void*> probes(nranks, nullptr);
-  for (int peer = 0; peer < nranks; ++peer) {
-    if (peer == rank) {
-      segments_.push_back(std::move(own));
-      continue;
-    }
+std::unique_ptr<Transport> connect(const TransportSetup& setup) {
+  std::vector<pid_t> pids;
+  for (const RankIdentity& identity : setup.identities) pids.push_back(identity.pid);
+  FifoGeometry geometry{setup.settings.shmSlotBytes, setup.settings.shmSlots};
+  if (setup.settings.crossMemoryAttach && !setup.peers.empty()) enableCrossMemoryAttach();
+  return std::make_unique<ShmTransport>(setup.rank, setup.peers, pids, geometry, setup.settings.crossMemoryAttach,
+                                        setup.rendezvous);
+}
+
+ShmTransport::ShmTransport(int rank, const std::vector<int>& peers, const std::vector<pid_t>& pids,
+                           FifoGeometry geometry, bool tryPeerMemory, bootstrap::RendezvousClient& rendezvous)
+    : rank_(rank), members_(pids.size(), -1) {
+  group_ = peers;
+  group_.push_back(rank);
+  std::sort(group_.begin(), group_.end());
+  for (size_t i = 0; i < group_.size(); ++i) members_[group_[i]] = static_cast<int>(i);
+  const size_t groupSize = group_.size();
+  const size_t fifoBytes = geometry.bytes();
+  const size_t segmentBytes = kStatusBytes + fifoBytes * groupSize * kChannels;
+
+  // A rank without shm peers still takes part in the rounds, with an empty
+  // entry, since every rank of the communicator runs them.
+  std::string entry;
+  std::vector<const void*> probes(pids.size(), nullptr);
+  if (!peers.empty()) {
+    ShmSegment own = ShmSegment::create(uniqueSegmentName(rank), segmentBytes);
+    StatusPage& ownStatus = *static_cast<StatusPage*>(own.data());
+    bootstrap::Secret probe = bootstrap::randomSecret();
+    static_assert(sizeof(probe) == sizeof(ownStatus.memoryProbe));
+    std::memcpy(ownStatus.memoryProbe, probe.data(), sizeof(probe));
+    char probeAddress[32];
+    std::snprintf(probeAddress, sizeof(probeAddress), "%p", static_cast<void*>(ownStatus.memoryProbe));
+    // "<segment name> <FIFO geometry> <group size> <address of memoryProbe in this process>"
+    entry = own.name() + " " + describeGeometry(geometry) + " " + std::to_string(groupSize) + " " + probeAddress;
+    segments_.resize(groupSize);
+    segments_[members_[rank]].emplace(std::move(own));
+  }
+  std::vector<std::string> entries = rendezvous.allGather(entry);
+
+  for (int peer : peers) {
     char name[256] = {}, theirGeometry[64] = {};
+    size_t theirGroup = 0;
     void* theirProbe = nullptr;
-    if (std::sscanf(entries[peer].c_str(), "%255s %63s %p", name, theirGeometry, &theirProbe) != 3)
+    if (std::sscanf(entries[peer].c_str(), "%255s %63s %zu %p", name, theirGeometry, &theirGroup, &theirProbe) != 4)
       fail(loomRemoteError, "rank " + std::to_string(peer) + " sent a malformed shared-memory segment entry at init");
     if (describeGeometry(geometry) != theirGeometry)
       fail(loomInvalidUsage, "rank " + std::to_string(peer) + " uses shared-memory FIFOs '" + theirGeometry +
                                  "' but rank " + std::to_string(rank) + " uses '" + describeGeometry(geometry) +
                                  "': set LOOM_SHM_SLOTS and LOOM_SHM_SLOT_BYTES alike on every rank");
-    segments_.push_back(ShmSegment::open(name, kStatusBytes + fifoBytes * nranks));
+    if (theirGroup != groupSize)
+      fail(loomInternalError, "rank " + std::to_string(peer) + " counts " + std::to_string(theirGroup) +
+                                  " ranks on this host and rank " + std::to_string(rank) + " counts " +
+                                  std::to_string(groupSize));
+    segments_[members_[peer]].emplace(ShmSegment::open(name, segmentBytes));
     probes[peer] = theirProbe;
   }
   // Only after every rank has mapped every segment may the names go.
   rendezvous.barrier();
-  segments_[rank].unlink();
+  if (!peers.empty()) segments_[members_[rank]]->unlink();
 
-  send_.resize(nranks);
-  recv_.resize(nranks);
-  for (int peer = 0; peer < nranks; ++peer) {
-    if (peer == rank) continue;
-    char* incoming = static_cast<char*>(segments_[rank].data()) + kStatusBytes + fifoBytes * peer;
-    char* outgoing = static_cast<char*>(segments_[peer].data()) + kStatusBytes + fifoBytes * rank;
-    recv_[peer] = std::make_unique<ShmRecvConnection>(incoming, geometry, peer, pids[peer], &statusOf(peer));
-    send_[peer] = std::make_unique<ShmSendConnection>(outgoing, geometry, peer, pids[peer], &statusOf(peer));
+  send_.resize(groupSize * kChannels);
+  recv_.resize(groupSize * kChannels);
+  for (int c = 0; c < kChannels; ++c) {
+    const Channel channel = static_cast<Channel>(c);
+    const size_t firstFifo = static_cast<size_t>(c) * groupSize;  // this channel's FIFOs in a segment
+    for (int peer : peers) {
+      char* incoming = static_cast<char*>(segments_[members_[rank]]->data()) + kStatusBytes +
+                       fifoBytes * (firstFifo + members_[peer]);
+      char* outgoing = static_cast<char*>(segments_[members_[peer]]->data()) + kStatusBytes +
+                       fifoBytes * (firstFifo + members_[rank]);
+      FifoPeer them{peer, pids[peer], &statusOf(peer)};
+      recv_[index(peer, channel)] = std::make_unique<ShmRecvConnection>(incoming, geometry, them);
+      send_[index(peer, channel)] = std::make_unique<ShmSendConnection>(outgoing, geometry, them);
+    }
   }
   if (tryPeerMemory) agreeOnPeerMemory(pids, probes, rendezvous);
 }
@@ -82,14 +115,15 @@ ShmTransport::ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometr
 // collective must all pick the same algorithm.
 void ShmTransport::agreeOnPeerMemory(const std::vector<pid_t>& pids, const std::vector<const void*>& probes,
                                      bootstrap::RendezvousClient& rendezvous) {
-  const int nranks = static_cast<int>(pids.size());
   std::string problem;
-  for (int peer = 0; peer < nranks && problem.empty(); ++peer) {
+  for (int peer : group_) {
+    if (!problem.empty()) break;
     if (peer == rank_ || pids[peer] == getpid()) continue;
-    std::string why = probeCrossMemoryAttach(pids[peer], probes[peer], statusOf(peer).memoryProbe,
-                                             sizeof(StatusPage::memoryProbe));
+    std::string why =
+        probeCrossMemoryAttach(pids[peer], probes[peer], statusOf(peer).memoryProbe, sizeof(StatusPage::memoryProbe));
     if (!why.empty())
-      problem = "rank " + std::to_string(rank_) + " cannot read the memory of rank " + std::to_string(peer) + ": " + why;
+      problem =
+          "rank " + std::to_string(rank_) + " cannot read the memory of rank " + std::to_string(peer) + ": " + why;
   }
   std::vector<std::string> verdicts = rendezvous.allGather(problem);
   for (const std::string& verdict : verdicts) {
@@ -108,6 +142,7 @@ void ShmTransport::announceCollectiveStarted(const CollectiveCall& call) {
 }
 
 int64_t ShmTransport::collectivesStartedBy(int peer) const {
+  if (member(peer) < 0) return -1;
   return static_cast<int64_t>(statusOf(peer).collectivesStarted.load(std::memory_order_acquire));
 }
 

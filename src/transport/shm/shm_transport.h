@@ -1,18 +1,22 @@
-// Shared-memory connections between every pair of ranks on one host. Each
-// rank creates one segment holding a FIFO from every peer to itself (the
-// receiver owns its incoming FIFOs) and maps every peer's segment to reach
-// its FIFOs to them.
+// Shared-memory connections between the ranks of one host. Each rank
+// creates one segment holding its status page and, per channel, a FIFO from
+// every peer to itself (the receiver owns its incoming FIFOs), and maps
+// every peer's segment to reach its FIFOs to them. The peers are the ranks
+// the registry chose shared memory for (transport/registry.h): on several
+// hosts, each host's ranks form a group of their own.
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bootstrap/rendezvous.h"
 #include "transport/connection.h"
+#include "transport/identity.h"
+#include "transport/registry.h"
 #include "transport/shm/shm_fifo.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/shm/shm_status.h"
@@ -20,30 +24,40 @@
 
 namespace loom::shm {
 
+// The registry's entries for shared memory: ranks of one host.
+bool canConnect(const RankIdentity& a, const RankIdentity& b);
+std::unique_ptr<Transport> connect(const TransportSetup& setup);
+
 class ShmTransport final : public Transport {
  public:
-  // Collective: uses two rendezvous rounds (names, then "all mapped"),
-  // after which the segment names are unlinked, and with tryPeerMemory a
-  // third in which ranks agree whether cross-memory attach works among all.
-  ShmTransport(int rank, const std::vector<pid_t>& pids, FifoGeometry geometry, bool tryPeerMemory,
-               bootstrap::RendezvousClient& rendezvous);
+  // Collective over every rank of the communicator (ranks without shm
+  // peers too): two rendezvous rounds (names, then "all mapped"), after
+  // which the segment names are unlinked, and with tryPeerMemory a third in
+  // which ranks agree whether cross-memory attach works among all.
+  ShmTransport(int rank, const std::vector<int>& peers, const std::vector<pid_t>& pids, FifoGeometry geometry,
+               bool tryPeerMemory, bootstrap::RendezvousClient& rendezvous);
 
-  SendConnection& sendTo(int peer) override { return *send_[peer]; }
-  RecvConnection& recvFrom(int peer) override { return *recv_[peer]; }
+  SendConnection& sendTo(int peer, Channel channel) override { return *send_[index(peer, channel)]; }
+  RecvConnection& recvFrom(int peer, Channel channel) override { return *recv_[index(peer, channel)]; }
+  Doorbell* doorbell() override { return &statusOf(rank_).doorbell; }
   void announceCollectiveStarted(const CollectiveCall& call) override;
   int64_t collectivesStartedBy(int peer) const override;
   void announceFailure(const std::string& sentence) override;
   const PeerMemory* peerMemory() const override { return peerMemory_.get(); }
-  // Why single-copy reads are off (empty when they are on or were not tried).
-  const std::string& peerMemoryUnavailable() const { return peerMemoryUnavailable_; }
+  std::string peerMemoryUnavailable() const override { return peerMemoryUnavailable_; }
 
  private:
-  StatusPage& statusOf(int rank) const { return *static_cast<StatusPage*>(segments_[rank].data()); }
   static constexpr size_t kStatusBytes = StatusPage::kBytes;
+  // By communicator rank: the rank's place in this host's group, or -1.
+  int member(int rank) const { return members_[rank]; }
+  StatusPage& statusOf(int rank) const { return *static_cast<StatusPage*>(segments_[member(rank)]->data()); }
+  size_t index(int peer, Channel channel) const { return static_cast<size_t>(channel) * group_.size() + member(peer); }
 
   int rank_;
-  std::vector<ShmSegment> segments_;  // index = owning rank
-  std::vector<std::unique_ptr<SendConnection>> send_;
+  std::vector<int> group_;    // communicator ranks of this host's group, ascending, this rank included
+  std::vector<int> members_;  // by communicator rank: index in group_, or -1
+  std::vector<std::optional<ShmSegment>> segments_;    // by index in group_
+  std::vector<std::unique_ptr<SendConnection>> send_;  // by index(peer, channel)
   std::vector<std::unique_ptr<RecvConnection>> recv_;
   std::unique_ptr<PeerMemory> peerMemory_;
   std::string peerMemoryUnavailable_;

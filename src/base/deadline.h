@@ -13,7 +13,7 @@ class Deadline {
   static Deadline afterMs(int64_t ms) { return Deadline(Clock::now() + std::chrono::milliseconds(ms)); }
   static Deadline never() { return Deadline(Clock::time_point::max()); }
 
-  bool expired() const { return Clock::now() >= at_; }
+  bool expired() const { return at_ != Clock::time_point::max() && Clock::now() >= at_; }
   // Milliseconds left, clamped to [0, cap]: the length of the next sleep slice.
   int64_t remainingMs(int64_t cap) const {
     if (at_ == Clock::time_point::max()) return cap;

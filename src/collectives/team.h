@@ -1,0 +1,80 @@
+// Where this rank sits among the ranks an algorithm runs on, and how it
+// reaches them. A team is the communicator's ranks, or a sub-team of them
+// (the ranks of this host; the ranks with this rank's local index on every
+// host), so any algorithm runs on any of them: hierarchical algorithms are
+// compositions. Algorithms speak team indices; the team maps them to the
+// communicator's ranks, which the connections know.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "transport/connections.h"
+
+namespace loom {
+
+class RegisteredRegions;
+
+// Algorithm choices that LOOM_ALGO and the size thresholds control.
+struct Tuning {
+  enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree };
+  Force force = Force::kAuto;
+  size_t allPairsMaxBytes = 16 * 1024;  // per rank; above it AllReduce uses the ring
+  size_t directMinBytes = 256 * 1024;   // whole buffer (as nccl-tests' size); from it on, direct.h
+  size_t treeMaxBytes = 64 * 1024;      // Broadcast/Reduce up to this use the tree (tree.h), above it the chain
+};
+
+// Where a member runs, as far as algorithms care.
+struct MemberPlace {
+  int host = 0;        // hosts numbered in order of their lowest communicator rank
+  int localIndex = 0;  // place among its host's ranks, by communicator rank
+  int package = -1;    // socket of its CPU binding; -1 when it spans several
+  int numa = -1;       // NUMA node of its binding; -1 when it spans several
+};
+
+struct Team {
+  int rank = 0;  // this rank's index in the team
+  int nranks = 1;
+  std::vector<int> members;            // members[i]: the communicator rank at team index i
+  std::vector<MemberPlace> places;     // by team index
+  std::vector<int> ring;               // ring[i] is the team index at ring position i
+  int ringPosition = 0;                // this rank's position in `ring`
+  Connections* connections = nullptr;  // by communicator rank; null when the communicator has one rank
+  Tuning tuning;
+  RegisteredRegions* windows = nullptr;  // registered buffers (registered.h); changed only by (de)registration
+  // Scratch for a schedule that keeps partial results across its waits;
+  // collectives run one at a time per communicator, so one buffer serves.
+  mutable std::vector<char> reduceScratch;
+
+  int peerOf(int index) const { return members[index]; }
+  SendConnection& sendTo(int index, Channel channel = Channel::kCollective) const {
+    return connections->sendTo(members[index], channel);
+  }
+  RecvConnection& recvFrom(int index, Channel channel = Channel::kCollective) const {
+    return connections->recvFrom(members[index], channel);
+  }
+  // Single-copy reads of every member's memory, or null.
+  const PeerMemory* peerMemory() const { return connections != nullptr ? connections->peerMemory() : nullptr; }
+
+  int ringRank(int position) const { return ring[((position % nranks) + nranks) % nranks]; }
+  int positionOf(int index) const {
+    int position = 0;
+    while (ring[position] != index) ++position;
+    return position;
+  }
+  // Steps forward around the ring from team index `index` to this rank.
+  int hopsFrom(int index) const { return ((ringPosition - positionOf(index)) % nranks + nranks) % nranks; }
+  SendConnection& next() const { return sendTo(ringRank(ringPosition + 1)); }
+  RecvConnection& prev() const { return recvFrom(ringRank(ringPosition - 1)); }
+
+  // The members at `indices` (which must include this rank), numbered in
+  // that order; the ring follows this team's ring order. Shares the
+  // connections, tuning and registered buffers.
+  Team subTeam(const std::vector<int>& indices) const;
+  // This rank's host's members.
+  Team hostTeam() const;
+  // The members with this rank's local index, one per host.
+  Team localIndexTeam() const;
+};
+
+}  // namespace loom

@@ -1,0 +1,386 @@
+#include "core/engine.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/error.h"
+#include "transport/connection.h"
+
+namespace loom {
+namespace {
+
+// Bounds one sleep, so aborts, dead peers and deadlines are noticed promptly.
+constexpr int64_t kSleepSliceMs = 50;
+// While operations keep moving the driver never sleeps; it still looks at
+// the parked ones this often, so one stuck beside a busy one times out.
+// Peers are asked about a wait only when the driver is about to sleep
+// again after a sleep without progress: the fast path pays nothing for it.
+constexpr int64_t kCheckEveryMs = 50;
+// The background thread naps this long between looks for operations nobody
+// drives, and sleeps until notified after this long without any.
+constexpr auto kBackgroundNap = std::chrono::milliseconds(1);
+constexpr auto kBackgroundIdle = std::chrono::milliseconds(100);
+
+int64_t nowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Deadline::Clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Engine::Engine(EngineHost& host, Doorbell& doorbell, EngineSettings settings)
+    : host_(host), doorbell_(doorbell), settings_(settings), lanes_(1 + 2 * static_cast<size_t>(settings.nranks)) {
+  background_ = std::thread([this] { backgroundLoop(); });
+}
+
+Engine::~Engine() {
+  stop();
+}
+
+void Engine::post(OperationPtr op) {
+  std::vector<OperationPtr> one;
+  one.push_back(std::move(op));
+  post(std::move(one));
+}
+
+void Engine::post(std::vector<OperationPtr> ops) {
+  if (ops.empty()) return;
+  pending_.fetch_add(static_cast<int64_t>(ops.size()));
+  {
+    std::lock_guard<std::mutex> lock(postMutex_);
+    for (auto& op : ops) posted_.push_back(std::move(op));
+    anyPosted_.store(true, std::memory_order_release);
+  }
+  doorbell_.ring();  // a driver asleep on other operations picks these up
+  // A background thread that naps finds the work itself; one in a deep
+  // sleep (nothing posted for a while) must be told. It sets its flag before
+  // it looks at pending_ for the last time, this thread bumped pending_
+  // before looking at the flag: one of the two sees the other.
+  if (backgroundDeepAsleep_.load()) {
+    std::lock_guard<std::mutex> lock(waitMutex_);
+    changed_.notify_all();
+  }
+}
+
+void Engine::run(OperationPtr op) {
+  std::shared_ptr<Request> request = requestOf(op);
+  if (!driveMutex_.try_lock()) {
+    post(std::move(op));
+    waitFor(*request, Deadline::never());
+    return;
+  }
+  pending_.fetch_add(1);
+  driving_.store(true);
+  // Operations posted earlier go first: their lanes' order is call order.
+  if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();
+  enqueue(std::move(op));
+  drive([&] { return request->done(); }, Deadline::never(), false);
+  driving_.store(false);
+  driveMutex_.unlock();
+  notifyWaiters();
+}
+
+void Engine::poke() {
+  if (!driveMutex_.try_lock()) return;
+  driving_.store(true);
+  pollOnce();
+  driving_.store(false);
+  driveMutex_.unlock();
+  notifyWaiters();
+}
+
+void Engine::waitFor(const Request& request, Deadline deadline) {
+  auto done = [&] { return request.done(); };
+  while (!request.done() && !deadline.expired()) {
+    if (driveMutex_.try_lock()) {
+      driving_.store(true);
+      drive(done, deadline, false);
+      driving_.store(false);
+      driveMutex_.unlock();
+      notifyWaiters();
+      continue;
+    }
+    // Another thread drives: it completes this request too. Wait for that,
+    // or for it to leave (then drive here); the background driver leaves
+    // as soon as it sees this thread wants to drive.
+    wantToDrive_.fetch_add(1);
+    doorbell_.ring();  // that driver, if asleep, wakes and gives way
+    std::unique_lock<std::mutex> lock(waitMutex_);
+    idleWaiters_.fetch_add(1);
+    changed_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(10)),
+                      [&] { return request.done() || !driving_.load(); });
+    idleWaiters_.fetch_sub(1);
+    wantToDrive_.fetch_sub(1);
+  }
+}
+
+void Engine::drain() {
+  auto idle = [&] { return pending_.load() == 0; };
+  while (!idle()) {
+    wantToDrive_.fetch_add(1);
+    doorbell_.ring();
+    std::unique_lock<std::mutex> drive(driveMutex_);
+    wantToDrive_.fetch_sub(1);
+    driving_.store(true);
+    this->drive(idle, Deadline::never(), false);
+    driving_.store(false);
+  }
+  notifyWaiters();
+}
+
+void Engine::stop() {
+  if (!background_.joinable()) return;
+  drain();
+  {
+    std::lock_guard<std::mutex> lock(waitMutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  doorbell_.ring();
+  background_.join();
+}
+
+void Engine::notifyWaiters() {
+  if (idleWaiters_.load() == 0 && !backgroundDeepAsleep_.load()) return;
+  std::lock_guard<std::mutex> lock(waitMutex_);
+  changed_.notify_all();
+}
+
+void Engine::backgroundLoop() {
+  auto lastWork = Deadline::Clock::now();
+  std::unique_lock<std::mutex> lock(waitMutex_);
+  while (!stopping_) {
+    const bool work = pending_.load() > 0;
+    if (work) lastWork = Deadline::Clock::now();
+    if (!work || driving_.load() || wantToDrive_.load() > 0) {
+      if (!work && Deadline::Clock::now() - lastWork > kBackgroundIdle) {
+        backgroundDeepAsleep_.store(true);
+        changed_.wait(lock, [&] { return stopping_ || pending_.load() > 0; });
+        backgroundDeepAsleep_.store(false);
+      } else {
+        changed_.wait_for(lock, kBackgroundNap);
+      }
+      continue;
+    }
+    lock.unlock();
+    if (driveMutex_.try_lock()) {
+      driving_.store(true);
+      drive([&] { return pending_.load() == 0 || wantToDrive_.load() > 0; }, Deadline::never(), true);
+      driving_.store(false);
+      driveMutex_.unlock();
+      notifyWaiters();
+    }
+    lock.lock();
+  }
+}
+
+void Engine::drive(FunctionRef<bool()> done, Deadline deadline, bool background) {
+  int idlePolls = 0;
+  bool sleptSinceProgress = false;
+  Deadline::Clock::time_point yieldUntil{};
+  for (;;) {
+    if (done()) return;
+    if (pollOnce()) {
+      idlePolls = 0;
+      sleptSinceProgress = false;
+      continue;
+    }
+    if (done() || deadline.expired()) return;
+    if (!sleptSinceProgress) {
+      if (idlePolls < settings_.spinIterations) {
+        ++idlePolls;
+        cpuRelax();
+        continue;
+      }
+      // Yielding hands the core to the rank this one waits for when ranks
+      // outnumber cores; sleeping costs the peer a futex wake.
+      if (settings_.yieldMicros > 0) {
+        if (idlePolls == settings_.spinIterations) {
+          ++idlePolls;
+          yieldUntil = Deadline::Clock::now() + std::chrono::microseconds(settings_.yieldMicros);
+        }
+        if (Deadline::Clock::now() < yieldUntil) {
+          sched_yield();
+          continue;
+        }
+      }
+    }
+    watchParked(true);
+    const uint32_t armed = doorbell_.arm();
+    if (pollOnce()) {
+      doorbell_.disarm();
+      watchParked(false);
+      idlePolls = 0;
+      sleptSinceProgress = false;
+      continue;
+    }
+    // Peers are asked only once a sleep has passed without progress: a peer
+    // that is merely slower (descheduled, or still busy with the data this
+    // rank waits for) gets that long to move before it is blamed.
+    const int64_t nextCheckMs = checkWaits(sleptSinceProgress);
+    if (!finished_.empty() || done() || (background && wantToDrive_.load() > 0)) {
+      doorbell_.disarm();
+      watchParked(false);
+      retireFinished();
+      continue;
+    }
+    doorbell_.sleep(armed, std::min(nextCheckMs, deadline.remainingMs(kSleepSliceMs)));
+    watchParked(false);
+    sleptSinceProgress = true;
+  }
+}
+
+void Engine::watchParked(bool on) {
+  if (on) {
+    for (Operation* op : active_)
+      if (op->suspension.on != nullptr) watched_.push_back(op->suspension.on);
+  }
+  for (Waitable* w : watched_) w->watch(on);
+  if (!on) watched_.clear();
+}
+
+void Engine::absorbPosted() {
+  {
+    std::lock_guard<std::mutex> lock(postMutex_);
+    absorbing_.swap(posted_);  // both keep their capacity: no allocation per post
+    anyPosted_.store(false, std::memory_order_relaxed);
+  }
+  for (auto& op : absorbing_) enqueue(std::move(op));
+  absorbing_.clear();
+}
+
+void Engine::enqueue(OperationPtr op) {
+  auto& lane = lanes_[op->lane.index(settings_.nranks)];
+  lane.push_back(std::move(op));
+  if (lane.size() == 1) active_.push_back(lane.front().get());
+}
+
+bool Engine::pollOnce() {
+  bool moved = false;
+  if (anyPosted_.load(std::memory_order_acquire)) {
+    absorbPosted();
+    moved = true;
+  }
+  for (Operation* op : active_) moved |= advance(*op);
+  if (!finished_.empty()) retireFinished();
+  // A busy driver never sleeps; look at parked operations now and then
+  // (the clock is read every so many rounds: it costs as much as a round).
+  if (moved && !active_.empty() && ++movingRounds_ % 256 == 0) {
+    const int64_t now = nowMs();
+    if (now - lastCheckMs_ >= kCheckEveryMs) {
+      checkWaits(false);
+      retireFinished();
+    }
+  }
+  return moved;
+}
+
+bool Engine::advance(Operation& op) {
+  if (op.task.valid() && op.task.done()) return false;  // finished, retiring
+  try {
+    if (!op.started) {
+      op.started = true;
+      Outcome refused = host_.beginOperation(op);
+      if (refused.code != loomSuccess) {
+        finish(op, std::move(refused));
+        return true;
+      }
+      op.wait.suspension = &op.suspension;
+      op.task = op.body ? op.body(host_.team(), op.wait) : op.step(host_.team(), op.args, op.wait);
+      op.task.start();
+    } else {
+      if (op.suspension.on == nullptr || !op.suspension.on->ready()) return false;
+      op.blockedSinceMs = -1;
+      std::coroutine_handle<> parked = op.suspension.handle;
+      op.suspension = {};
+      parked.resume();
+    }
+  } catch (...) {
+    op.task.reset();
+    finish(op, host_.endOperation(op, std::current_exception()));
+    return true;
+  }
+  if (op.task.done()) {
+    finish(op, host_.endOperation(op, op.task.error()));
+  } else if (op.suspension.on == nullptr) {
+    op.task.reset();
+    finish(op, host_.endOperation(
+                   op, std::make_exception_ptr(
+                           Error(loomInternalError, op.wait.describe() + " stopped without waiting on a connection"))));
+  }
+  return true;
+}
+
+void Engine::finish(Operation& op, Outcome outcome) {
+  op.request.complete(outcome.code, std::move(outcome.failure));
+  op.suspension = {};
+  finished_.push_back(&op);
+  if (outcome.code != loomSuccess) {
+    std::string because = host_.brokenBecause();
+    if (!because.empty()) failStartedOperations(because);
+  }
+}
+
+// A failed operation left its connections out of step; the others that
+// started cannot finish on them.
+void Engine::failStartedOperations(const std::string& because) {
+  for (Operation* op : active_) {
+    if (!op->started || std::find(finished_.begin(), finished_.end(), op) != finished_.end()) continue;
+    op->task.reset();
+    Outcome outcome;
+    outcome.code = loomInvalidUsage;
+    outcome.failure = op->wait.describe() + " cannot finish: this communicator failed (" + because +
+                      "); destroy or abort it and create a new one";
+    op->request.complete(outcome.code, std::move(outcome.failure));
+    op->suspension = {};
+    finished_.push_back(op);
+  }
+}
+
+int64_t Engine::checkWaits(bool askPeers) {
+  const int64_t now = nowMs();
+  lastCheckMs_ = now;
+  int64_t next = kSleepSliceMs;
+  for (Operation* op : active_) {
+    Waitable* on = op->suspension.on;
+    if (on == nullptr || std::find(finished_.begin(), finished_.end(), op) != finished_.end()) continue;
+    try {
+      const WaitContext& wait = op->wait;
+      const std::string peer = "rank " + std::to_string(on->peer());
+      if (settings_.aborted != nullptr && settings_.aborted->load())
+        fail(loomAborted,
+             wait.describe() + " was aborted (loomCommAbort) while waiting for " + peer + " " + on->peerMustDo());
+      if (askPeers) on->checkPeer(wait);
+      if (op->blockedSinceMs < 0) op->blockedSinceMs = now;
+      const int64_t waited = now - op->blockedSinceMs;
+      if (waited >= wait.timeoutMs)
+        fail(loomTimeout, wait.describe() + " timed out after " + std::to_string(wait.timeoutMs) + " ms waiting for " +
+                              peer + " " + on->peerMustDo() +
+                              " (is that rank stalled, or did it call a different collective?)");
+      next = std::min(next, wait.timeoutMs - waited + 1);
+    } catch (...) {
+      op->task.reset();
+      finish(*op, host_.endOperation(*op, std::current_exception()));
+    }
+  }
+  return next;
+}
+
+void Engine::retireFinished() {
+  for (Operation* op : finished_) {
+    auto& lane = lanes_[op->lane.index(settings_.nranks)];
+    auto at = std::find(active_.begin(), active_.end(), op);
+    op->task.reset();  // its coroutine frames; a caller's handle may keep the rest
+    lane.pop_front();
+    if (lane.empty())
+      active_.erase(at);
+    else
+      *at = lane.front().get();
+    pending_.fetch_sub(1);
+  }
+  finished_.clear();
+  notifyWaiters();
+}
+
+}  // namespace loom

@@ -1,0 +1,139 @@
+// Drives a communicator's operations. Every posted operation is a task
+// (operation.h) that runs until one of its connections cannot move, parks,
+// and is resumed once that connection can. One progress loop polls the
+// parked operations; when nothing can move it spins briefly, yields, then
+// sleeps on the rank's doorbell (base/doorbell.h), which peers ring when
+// they post to this rank or free its slots.
+//
+// Any thread may drive, one at a time: a thread that waits on a request
+// drives the engine itself until its request is done (so a posted-then-
+// waited operation costs what a blocking call costs, with no hand-over
+// between threads), and a background thread drives while nobody waits, so
+// operations progress while the caller computes. docs/ENGINE.md has the why.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/deadline.h"
+#include "base/doorbell.h"
+#include "base/function_ref.h"
+#include "core/operation.h"
+
+namespace loom {
+
+struct Outcome {
+  loomResult_t code = loomSuccess;
+  std::string failure;  // the sentence; empty on success
+};
+
+// What the engine needs from its communicator.
+class EngineHost {
+ public:
+  virtual ~EngineHost() = default;
+  // Fills in op.wait and announces a collective. A failed outcome (the
+  // communicator failed earlier, or was aborted) ends op before it starts.
+  virtual Outcome beginOperation(Operation& op) = 0;
+  // How op ended (error null: success), as an outcome; records a failure,
+  // after which the communicator is broken.
+  virtual Outcome endOperation(Operation& op, std::exception_ptr error) = 0;
+  // Why the communicator cannot go on, once a failure broke it; else empty.
+  virtual std::string brokenBecause() const = 0;
+  virtual const Team& team() const = 0;
+};
+
+struct EngineSettings {
+  int nranks = 1;
+  int spinIterations = 1000;  // polls before yielding
+  int64_t yieldMicros = 0;    // time spent yielding before sleeping
+  int64_t timeoutMs = 0;      // longest an operation may wait without progress
+  const std::atomic<bool>* aborted = nullptr;
+};
+
+class Engine {
+ public:
+  Engine(EngineHost& host, Doorbell& doorbell, EngineSettings settings);
+  ~Engine();  // stop()
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // From any thread. Operations posted together (a group) become visible
+  // to the progress loop at once.
+  void post(std::vector<OperationPtr> ops);
+  void post(OperationPtr op);
+  // Posts op and drives until it is done, on this thread: the blocking
+  // call's path. Without another driver in the way it skips the hand-over
+  // through the posted list.
+  void run(OperationPtr op);
+  // Drives the engine on this thread until the request is done or the
+  // deadline passes (then the operation keeps running).
+  void waitFor(const Request& request, Deadline deadline);
+  // One round of progress if no other thread drives (loomTest: MPI_Test
+  // progresses too, so polling alone completes an operation).
+  void poke();
+  // Drives until every posted operation has ended.
+  void drain();
+  // Drains, then stops the background thread. Nothing may be posted after.
+  void stop();
+  // Wakes a sleeping driver (after an abort).
+  void wake() { doorbell_.ring(); }
+
+ private:
+  void drive(FunctionRef<bool()> done, Deadline deadline, bool background);
+  bool pollOnce();
+  void absorbPosted();
+  // Marks (or unmarks) the connections parked operations wait on, so that
+  // the peers behind them ring the doorbell while this driver sleeps.
+  void watchParked(bool on);
+  void enqueue(OperationPtr op);
+  bool advance(Operation& op);
+  void finish(Operation& op, Outcome outcome);
+  // Fails parked operations that waited too long, were aborted, or (with
+  // askPeers) wait for a peer that failed, exited or called something else.
+  // Returns the milliseconds until the next deadline of a parked one.
+  int64_t checkWaits(bool askPeers);
+  void retireFinished();
+  void failStartedOperations(const std::string& because);
+  void backgroundLoop();
+  void notifyWaiters();
+
+  EngineHost& host_;
+  Doorbell& doorbell_;
+  EngineSettings settings_;
+
+  // Posted operations not yet seen by the driver.
+  std::mutex postMutex_;
+  std::vector<OperationPtr> posted_;
+  std::vector<OperationPtr> absorbing_;  // the driver's, swapped with posted_
+  std::atomic<bool> anyPosted_{false};
+  std::atomic<int64_t> pending_{0};  // posted and not yet ended
+
+  // Touched only by the driver (driveMutex_ held).
+  std::mutex driveMutex_;
+  std::vector<std::deque<OperationPtr>> lanes_;  // by Lane::index
+  std::vector<Operation*> active_;               // the head of every non-empty lane
+  std::vector<Operation*> finished_;             // ended this round, still at their lane's head
+  std::vector<Waitable*> watched_;  // watched while the driver sleeps
+  int64_t lastCheckMs_ = 0;
+  uint64_t movingRounds_ = 0;
+
+  // Threads that wait without driving, and the background thread.
+  std::mutex waitMutex_;
+  std::condition_variable changed_;  // an operation ended, or the driver left
+  std::atomic<int> idleWaiters_{0};
+  std::atomic<int> wantToDrive_{0};
+  std::atomic<bool> driving_{false};
+  bool stopping_ = false;
+  std::atomic<bool> backgroundDeepAsleep_{false};  // posts must notify it
+  std::thread background_;
+};
+
+}  // namespace loom

@@ -1,0 +1,75 @@
+// One posted operation as the engine keeps it: what it is, the schedule
+// that runs it (a coroutine, base/task.h), where that schedule stopped, and
+// the request that reports its end.
+#pragma once
+
+#include <loom/loom.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/task.h"
+#include "collectives/collectives.h"
+#include "core/request.h"
+#include "transport/collective_call.h"
+#include "transport/wait_context.h"
+
+namespace loom {
+
+class Engine;
+
+// Which queue an operation waits in. Collectives (and registration) run one
+// after another, in call order; each peer's Sends run in posting order, and
+// so do its Recvs, so messages between a pair match in posting order, while
+// every queue's head progresses independently of the others.
+struct Lane {
+  enum class Kind { kCollective, kSend, kRecv };
+  Kind kind = Kind::kCollective;
+  int peer = -1;  // for kSend and kRecv
+
+  static Lane collective() { return {}; }
+  static Lane sendTo(int peer) { return {Kind::kSend, peer}; }
+  static Lane recvFrom(int peer) { return {Kind::kRecv, peer}; }
+  // 0 for collectives, then one per peer and direction.
+  size_t index(int nranks) const {
+    return kind == Kind::kCollective ? 0 : kind == Kind::kSend ? 1 + peer : 1 + nranks + peer;
+  }
+};
+
+struct Operation {
+  Operation(std::weak_ptr<Engine> engine, int64_t defaultTimeoutMs) : request(std::move(engine), defaultTimeoutMs) {}
+
+  using Step = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&);
+  using Body = std::function<Task<>(const Team&, const WaitContext&)>;
+
+  const char* name = "";
+  uint64_t sequence = 0;  // every operation of the communicator
+  CollectiveCall call;    // number 0 for Send/Recv; else the arrival board's number and arguments
+  Lane lane;
+  // The schedule: step(team, args, wait) for the collectives and Send/Recv
+  // (no allocation), or body for anything else (registration).
+  Step step = nullptr;
+  CollectiveArgs args;
+  Body body;
+  Request request;  // outlives the operation's run while a caller's handle holds it (requestOf)
+
+  // Filled in by the engine.
+  WaitContext wait;
+  Suspension suspension;
+  Task<> task;
+  bool started = false;
+  int64_t blockedSinceMs = -1;  // steady clock; -1 while it moves
+
+  bool isCollective() const { return call.number != 0; }
+};
+
+// One allocation per operation: the caller's handle shares the operation's
+// ownership and points at its request.
+using OperationPtr = std::shared_ptr<Operation>;
+inline std::shared_ptr<Request> requestOf(const OperationPtr& op) {
+  return {op, &op->request};
+}
+
+}  // namespace loom

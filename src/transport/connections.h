@@ -1,0 +1,61 @@
+// A rank's connections to every peer of its communicator, each pair over the
+// transport the registry chose for it (registry.h). This is what the engine
+// and the algorithms use: they never see which transport carries a peer.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/doorbell.h"
+#include "bootstrap/rendezvous.h"
+#include "transport/identity.h"
+#include "transport/registry.h"
+#include "transport/transport.h"
+
+namespace loom {
+
+class Connections {
+ public:
+  // Chooses a transport per pair and sets up every kind, collectively over
+  // all ranks. Throws loomUnsupported naming a pair no allowed kind connects.
+  Connections(int rank, const std::vector<RankIdentity>& identities, const TransportFilter& filter,
+              const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous);
+
+  SendConnection& sendTo(int peer, Channel channel = Channel::kCollective) {
+    return byPeer_[peer]->sendTo(peer, channel);
+  }
+  RecvConnection& recvFrom(int peer, Channel channel = Channel::kCollective) {
+    return byPeer_[peer]->recvFrom(peer, channel);
+  }
+  // The name of the transport that carries `peer` ("shm"), and its index in
+  // transportKinds() (-1 for this rank).
+  const char* transportName(int peer) const;
+  int kindOf(int peer) const { return kindOf_[peer]; }
+
+  // Where this rank's engine sleeps: the doorbell peers ring. (With one
+  // transport kind, shm, it lives in this rank's status page.)
+  Doorbell& doorbell();
+
+  void announceCollectiveStarted(const CollectiveCall& call);
+  // -1 when the peer's transport cannot see its count (or peer is this rank).
+  int64_t collectivesStartedBy(int peer) const {
+    return byPeer_[peer] != nullptr ? byPeer_[peer]->collectivesStartedBy(peer) : -1;
+  }
+  void announceFailure(const std::string& sentence);
+
+  // Single-copy reads of every peer's memory: only when one transport
+  // carries every peer and offers them (all ranks decide alike at init).
+  const PeerMemory* peerMemory() const;
+  // Why peerMemory() is null; empty when it is not, or was not asked for.
+  std::string peerMemoryUnavailable() const;
+
+ private:
+  int rank_;
+  std::vector<std::unique_ptr<Transport>> transports_;  // the kinds that carry at least one peer
+  std::vector<Transport*> byPeer_;                      // by communicator rank; null for this rank
+  std::vector<int> kindOf_;                             // index in transportKinds(), by rank; -1 for this rank
+  Doorbell ownDoorbell_;                                // when no transport has one
+};
+
+}  // namespace loom

@@ -1,0 +1,25 @@
+// What ranks tell each other at init so that the transport registry can
+// decide how each pair connects: which host a rank runs on and its process.
+// Every rank receives every identity and decides alike for every pair.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace loom {
+
+struct RankIdentity {
+  std::string host;  // hostname plus boot id: two containers may share a name
+  pid_t pid = 0;
+
+  // This process's identity.
+  static RankIdentity mine();
+  std::string encode() const;
+  // Throws loomRemoteError naming `rank` if `text` is not an encoded identity.
+  static RankIdentity decode(const std::string& text, int rank);
+  // The hostname alone, for sentences.
+  std::string hostName() const { return host.substr(0, host.find('/')); }
+};
+
+}  // namespace loom

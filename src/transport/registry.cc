@@ -1,0 +1,132 @@
+#include "transport/registry.h"
+
+#include <cstring>
+
+#include "base/error.h"
+#include "transport/shm/peer_windows.h"
+#include "transport/shm/shareable_memory.h"
+#include "transport/shm/shm_transport.h"
+
+namespace loom {
+namespace {
+
+std::string knownKinds() {
+  std::string names;
+  for (const TransportKind& kind : transportKinds()) names += std::string(names.empty() ? "" : ", ") + kind.name;
+  return names;
+}
+
+std::string describe(const TransportFilter& filter) {
+  if (filter.names.empty()) return "all of them allowed";
+  std::string names;
+  for (const std::string& name : filter.names) names += (names.empty() ? "" : ",") + name;
+  return "LOOM_TRANSPORTS=" + std::string(filter.exclude ? "^" : "") + names;
+}
+
+}  // namespace
+
+const std::vector<TransportKind>& transportKinds() {
+  static const std::vector<TransportKind> kinds = {
+      {"shm", shm::canConnect, shm::connect, shm::makeRegionKey, shm::openRegion},
+  };
+  return kinds;
+}
+
+RegionOffer offerRegion(const char* api, uint64_t window, const void* base, size_t bytes) {
+  RegionOffer offer{};
+  offer.window = window;
+  offer.base = reinterpret_cast<uintptr_t>(base);
+  offer.bytes = bytes;
+  const std::vector<TransportKind>& kinds = transportKinds();
+  static_assert(sizeof(offer.keys) / sizeof(offer.keys[0]) >= 1);
+  for (size_t k = 0; k < kinds.size() && k < kMaxRegionKinds; ++k) {
+    if (kinds[k].makeRegionKey == nullptr) continue;
+    kinds[k].makeRegionKey(api, window, base, bytes, offer.keys[k]);
+    offer.kinds |= uint64_t{1} << k;
+  }
+  return offer;
+}
+
+std::unique_ptr<PeerRegion> openRegion(int kind, const RegionOffer& offer, bool own, std::string* why) {
+  const std::vector<TransportKind>& kinds = transportKinds();
+  if (kind < 0 || static_cast<size_t>(kind) >= kinds.size() || kinds[kind].openRegion == nullptr) {
+    *why = "its transport cannot register memory";
+    return nullptr;
+  }
+  if ((offer.kinds & (uint64_t{1} << kind)) == 0) {
+    *why = std::string("its offer has no ") + kinds[kind].name + " key";
+    return nullptr;
+  }
+  return kinds[kind].openRegion(offer.keys[kind], own, why);
+}
+
+void* allocateRegistrable(size_t bytes) {
+  return shm::allocateShareable(bytes);
+}
+
+void freeRegistrable(void* pointer) {
+  shm::freeShareable(pointer);
+}
+
+int ownRegionKind() {
+  const std::vector<TransportKind>& kinds = transportKinds();
+  for (size_t k = 0; k < kinds.size(); ++k)
+    if (kinds[k].openRegion != nullptr) return static_cast<int>(k);
+  return -1;
+}
+
+bool TransportFilter::allows(const char* kind) const {
+  if (names.empty()) return true;
+  bool listed = false;
+  for (const std::string& name : names) listed = listed || name == kind;
+  return exclude ? !listed : listed;
+}
+
+TransportFilter parseTransportFilter(const std::string& text, const char* variable) {
+  TransportFilter filter;
+  std::string list = text;
+  if (!list.empty() && list[0] == '^') {
+    filter.exclude = true;
+    list.erase(0, 1);
+  }
+  size_t at = 0;
+  while (!text.empty() && at <= list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    std::string name = list.substr(at, comma - at);
+    bool known = false;
+    for (const TransportKind& kind : transportKinds()) known = known || name == kind.name;
+    if (!known)
+      fail(loomInvalidArgument, std::string(variable) + "='" + text + "' names transport '" + name +
+                                    "', which this Loom does not have (it has: " + knownKinds() + ")");
+    filter.names.push_back(name);
+    at = comma + 1;
+  }
+  return filter;
+}
+
+std::vector<int> chooseTransports(const std::vector<RankIdentity>& identities, int rank,
+                                  const TransportFilter& filter) {
+  const std::vector<TransportKind>& kinds = transportKinds();
+  std::vector<int> chosen(identities.size(), -1);
+  for (size_t peer = 0; peer < identities.size(); ++peer) {
+    if (static_cast<int>(peer) == rank) continue;
+    for (size_t k = 0; k < kinds.size() && chosen[peer] < 0; ++k) {
+      if (filter.allows(kinds[k].name) && kinds[k].canConnect(identities[rank], identities[peer]))
+        chosen[peer] = static_cast<int>(k);
+    }
+    if (chosen[peer] < 0) {
+      std::string why = identities[rank].host == identities[peer].host
+                            ? "both run on host " + identities[rank].hostName()
+                            : "rank " + std::to_string(peer) + " runs on host " + identities[peer].hostName() +
+                                  " and rank " + std::to_string(rank) + " on " + identities[rank].hostName();
+      fail(loomUnsupported, "no transport can connect rank " + std::to_string(rank) + " and rank " +
+                                std::to_string(peer) + " (" + why + "): this Loom has " + knownKinds() +
+                                " (shared memory, for ranks of one host), " + describe(filter) +
+                                "; TCP and RDMA transports come later");
+    }
+  }
+  return chosen;
+}
+
+}  // namespace loom

@@ -1,0 +1,82 @@
+// The transports Loom has, in order of preference, and the choice of one per
+// pair of ranks, as NCCL's transport table: each kind says from two ranks'
+// identities whether it can connect them (canConnect), and sets up its
+// connections to the peers it was chosen for (connect). Per pair the first
+// kind that can connect it wins; LOOM_TRANSPORTS narrows the list ("shm"
+// forces shared memory, "^shm" excludes it). Every rank sees every identity,
+// so both ends of a pair choose alike.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/rendezvous.h"
+#include "transport/identity.h"
+#include "transport/regions.h"
+#include "transport/transport.h"
+
+namespace loom {
+
+// What a transport's setup may use, filled in by the communicator.
+struct TransportSettings {
+  size_t shmSlotBytes = 0;
+  int shmSlots = 0;
+  bool crossMemoryAttach = false;  // try single-copy reads of peers' memory
+};
+
+struct TransportSetup {
+  int rank;
+  const std::vector<RankIdentity>& identities;  // by communicator rank
+  const std::vector<int>& peers;                // the ranks this kind connects to this one; may be empty
+  const TransportSettings& settings;
+  bootstrap::RendezvousClient& rendezvous;  // its rounds are collective over all ranks
+};
+
+struct TransportKind {
+  const char* name;  // as LOOM_TRANSPORTS and the logs write it
+  bool (*canConnect)(const RankIdentity& a, const RankIdentity& b);
+  // Collective over every rank, including ranks that have no peer on this
+  // kind (their `peers` is empty): setups exchange addresses in rounds.
+  std::unique_ptr<Transport> (*connect)(const TransportSetup& setup);
+  // Registration (regions.h); null for a kind that cannot register memory.
+  void (*makeRegionKey)(const char* api, uint64_t window, const void* base, size_t bytes,
+                        unsigned char key[kRegionKeyBytes]);
+  // `own`: this rank's own buffer, which the region pins while it lives.
+  std::unique_ptr<PeerRegion> (*openRegion)(const unsigned char key[kRegionKeyBytes], bool own, std::string* why);
+};
+
+// Every kind, most preferred first.
+const std::vector<TransportKind>& transportKinds();
+
+// LOOM_TRANSPORTS: a comma-separated list of kinds to use, or of kinds to
+// exclude after a leading '^'. Empty: every kind.
+struct TransportFilter {
+  std::vector<std::string> names;
+  bool exclude = false;
+  bool allows(const char* kind) const;
+};
+// Throws loomInvalidArgument naming an unknown kind and the known ones.
+TransportFilter parseTransportFilter(const std::string& text, const char* variable);
+
+// This process's offer of [base, base + bytes) for registration `window`,
+// with a key from every kind that can register memory. Throws (naming
+// `api`) when such a kind refuses the memory.
+RegionOffer offerRegion(const char* api, uint64_t window, const void* base, size_t bytes);
+// A rank's offered buffer through kind `kind` (the one that connects that
+// rank; for this rank itself, any kind that registers). Null, with the
+// reason, when the kind cannot reach it.
+std::unique_ptr<PeerRegion> openRegion(int kind, const RegionOffer& offer, bool own, std::string* why);
+// The kind that registers this rank's own buffers.
+int ownRegionKind();
+// loomMemAlloc / loomMemFree: memory every kind that registers can register
+// (today shared memory's memfd pages; freeing a registered buffer fails).
+void* allocateRegistrable(size_t bytes);
+void freeRegistrable(void* pointer);
+
+// For every rank, the index in transportKinds() of the kind that connects
+// it to `rank` (-1 for `rank` itself). Throws loomUnsupported naming the
+// first pair no allowed kind can connect.
+std::vector<int> chooseTransports(const std::vector<RankIdentity>& identities, int rank, const TransportFilter& filter);
+
+}  // namespace loom

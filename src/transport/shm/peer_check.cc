@@ -1,0 +1,46 @@
+#include "transport/shm/peer_check.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "base/error.h"
+
+namespace loom::shm {
+namespace {
+
+bool processGone(pid_t pid) {
+  return pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
+void checkPeer(const WaitContext& ctx, const WaitTarget& target, Waitable& connection) {
+  if (target.peerStatus != nullptr && target.peerStatus->failed.load(std::memory_order_acquire) == StatusPage::kFailed)
+    fail(loomRemoteError, ctx.describe() + " failed because rank " + std::to_string(target.peerRank) +
+                              " failed: " + target.peerStatus->failure);
+  if (ctx.call != nullptr && target.peerStatus != nullptr) {
+    // A peer that ran this collective with other arguments, or already
+    // finished it, will never send what this rank waits for.
+    const CollectiveCall theirs = target.peerStatus->readCall();
+    if (theirs.number == ctx.call->number && !theirs.sameCallAs(*ctx.call))
+      fail(loomInvalidUsage, ctx.describeMismatch(target.peerRank, theirs));
+    // A peer posts before it announces its next collective, so once that
+    // announcement is visible so is the post: look again before blaming it.
+    if (theirs.number > ctx.call->number && !connection.ready())
+      fail(loomInvalidUsage, ctx.describe() + " cannot finish: rank " + std::to_string(target.peerRank) +
+                                 " already finished collective #" + std::to_string(ctx.call->number) + " and started " +
+                                 theirs.describe() + " while this rank (" + ctx.call->describe() +
+                                 ") still waits for it " + connection.peerMustDo() +
+                                 ": the ranks passed different arguments to collective #" +
+                                 std::to_string(ctx.call->number));
+  }
+  if (processGone(target.peerPid))
+    fail(loomRemoteError, ctx.describe() + " failed: rank " + std::to_string(target.peerRank) + " (pid " +
+                              std::to_string(target.peerPid) + ") exited while this rank was waiting for it " +
+                              connection.peerMustDo());
+}
+
+}  // namespace loom::shm

@@ -1,0 +1,771 @@
+// Point-to-point as MPI's Isend/Irecv (loom.h, above loomGroupStart): posted
+// Sends and Recvs progress whatever order every rank posted them in, the
+// messages between one pair match in posting order, and Sends and Recvs in
+// flight never hold up the communicator's collectives, nor the other way
+// round. Every message's contents are a formula of the sending rank, a
+// message number and the element index, checked element by element.
+#include <gtest/gtest.h>
+#include <loom/loom.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "support/rank_harness.h"
+#include "support/scoped_env.h"
+
+namespace loom::test {
+namespace {
+
+// A deadlock fails within this with loomTimeout instead of hanging the suite.
+constexpr int64_t kTimeoutMs = 20000;
+
+HarnessOptions options() {
+  HarnessOptions o;
+  o.timeoutMs = kTimeoutMs;
+  o.waitSeconds = 120;
+  return o;
+}
+
+// The shared-memory FIFO between two ranks holds LOOM_SHM_SLOTS (8) slots of
+// LOOM_SHM_SLOT_BYTES (128 KiB) by default, 1 MiB in all: a message of
+// several MiB laps it several times, so its Send cannot finish before the
+// matching Recv drains it.
+constexpr size_t kLargeBytes = 4 << 20;
+// Tests that send to every peer at once use less per message (they move
+// nranks - 1 times as much), still twice the FIFO.
+constexpr size_t kLargePairBytes = 2 << 20;
+
+// An odd element count of about `bytes`, so the last chunk is a partial one.
+size_t largeCount(loomDataType_t dtype, size_t bytes) {
+  return bytes / loomTypeSize(dtype) + 3;
+}
+
+// ---- Message contents ------------------------------------------------------
+
+// Element i of message `msg` sent by rank `from`. The i / 251 term makes a
+// chunk delivered at the wrong offset show even in int8.
+uint64_t patternKey(int from, int msg, size_t i) {
+  return static_cast<uint64_t>(from) * 7919 + static_cast<uint64_t>(msg) * 104729 + i * 31 + i / 251;
+}
+
+// Integers wrap (C++20 conversions); floats stay below 2^24, exact in float32.
+template <typename T>
+T patternValue(uint64_t key) {
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(key % 1000003);
+  else
+    return static_cast<T>(key);
+}
+
+template <typename Fn>
+bool withType(loomDataType_t dtype, Fn&& fn) {
+  switch (dtype) {
+    case loomInt8: fn(int8_t{}); return true;
+    case loomUint8: fn(uint8_t{}); return true;
+    case loomInt32: fn(int32_t{}); return true;
+    case loomUint32: fn(uint32_t{}); return true;
+    case loomInt64: fn(int64_t{}); return true;
+    case loomUint64: fn(uint64_t{}); return true;
+    case loomFloat32: fn(float{}); return true;
+    case loomFloat64: fn(double{}); return true;
+    default: ADD_FAILURE() << "no test pattern for dtype " << loomTypeName(dtype); return false;
+  }
+}
+
+// One message's buffer, starting `misalign` bytes past an allocation (user
+// buffers need not be aligned), with one guard byte after its last element.
+class Message {
+ public:
+  // A Send's buffer holding the pattern of (from, msg).
+  static Message outgoing(loomDataType_t dtype, size_t count, int from, int msg, size_t misalign = 0) {
+    Message m(dtype, count, misalign);
+    m.fill(from, msg);
+    return m;
+  }
+  // A Recv's buffer: 0xEE everywhere until something arrives.
+  static Message incoming(loomDataType_t dtype, size_t count, size_t misalign = 0) {
+    return Message(dtype, count, misalign);
+  }
+
+  void* data() { return storage_.data() + misalign_; }
+  const void* data() const { return storage_.data() + misalign_; }
+  size_t count() const { return count_; }
+  loomDataType_t dtype() const { return dtype_; }
+
+  void fill(int from, int msg) {
+    unsigned char* out = storage_.data() + misalign_;
+    withType(dtype_, [&](auto zero) {
+      using T = decltype(zero);
+      for (size_t i = 0; i < count_; ++i) {
+        const T value = patternValue<T>(patternKey(from, msg, i));
+        std::memcpy(out + i * sizeof(T), &value, sizeof(T));
+      }
+    });
+  }
+
+  // Expects exactly the pattern of (from, msg), and the guard byte untouched.
+  void expectFrom(int from, int msg, const std::string& what) const {
+    const unsigned char* in = storage_.data() + misalign_;
+    withType(dtype_, [&](auto zero) {
+      using T = decltype(zero);
+      for (size_t i = 0; i < count_; ++i) {
+        T got;
+        std::memcpy(&got, in + i * sizeof(T), sizeof(T));
+        const T want = patternValue<T>(patternKey(from, msg, i));
+        if (got != want) {
+          ADD_FAILURE() << what << ": element " << i << " of " << count_ << " is " << +got << ", expected " << +want
+                        << " (message " << msg << " of rank " << from << ")";
+          return;
+        }
+      }
+    });
+    EXPECT_EQ(in[count_ * loomTypeSize(dtype_)], 0xEE) << what << ": the byte after the last element was written";
+  }
+
+ private:
+  Message(loomDataType_t dtype, size_t count, size_t misalign)
+      : dtype_(dtype),
+        count_(count),
+        misalign_(misalign),
+        storage_(misalign + count * loomTypeSize(dtype) + 1, static_cast<unsigned char>(0xEE)) {}
+
+  loomDataType_t dtype_;
+  size_t count_;
+  size_t misalign_;
+  std::vector<unsigned char> storage_;
+};
+
+std::string describe(const char* op, const Message& m, const char* direction, int peer, int msg, int rank) {
+  return std::string("rank ") + std::to_string(rank) + ": " + op + " of " + std::to_string(m.count()) + " " +
+         loomTypeName(m.dtype()) + " " + direction + " rank " + std::to_string(peer) + " (message " +
+         std::to_string(msg) + ")";
+}
+
+bool expectOk(loomResult_t rc, loomComm_t comm, const std::string& what) {
+  EXPECT_EQ(rc, loomSuccess) << what << ": " << loomGetErrorString(rc) << ": " << loomCommGetLastError(comm);
+  return rc == loomSuccess;
+}
+
+// ---- Requests in flight ----------------------------------------------------
+
+// The requests a rank has in flight on one communicator. Declare it after
+// the buffers its operations use, so it is destroyed before them: a request
+// still unfinished then (the test has already failed) gets the communicator
+// aborted, so no operation writes into freed memory and the harness does
+// not wait on it at destroy.
+class InFlight {
+ public:
+  InFlight(loomComm_t comm, bool* released) : comm_(comm), released_(released) {}
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  ~InFlight() {
+    std::string pending;
+    for (const Entry& e : entries_)
+      if (e.request != nullptr && pending.empty()) pending = e.what;
+    if (!pending.empty() && !*released_) {
+      ADD_FAILURE() << pending << ": still unfinished at the end of its case; aborting the communicator";
+      loomCommAbort(comm_);
+      *released_ = true;
+    }
+    for (Entry& e : entries_)
+      if (e.request != nullptr) loomRequestFree(e.request);
+  }
+
+  loomComm_t comm() const { return comm_; }
+  size_t size() const { return entries_.size(); }
+  // The handle of a posted call, nullptr once waited (or if never posted).
+  loomRequest_t request(size_t index) const { return entries_.at(index).request; }
+  // False once a post or a wait failed: the case has failed, and the
+  // contents of its buffers mean nothing.
+  bool ok() const { return !failed_; }
+
+  // Makes `call` with a request slot; expects loomSuccess and a handle.
+  template <typename Call>
+  size_t post(const std::string& what, Call&& call) {
+    loomRequest_t request = nullptr;
+    const loomResult_t rc = call(&request);
+    if (!expectOk(rc, comm_, what + " (posting)")) failed_ = true;
+    EXPECT_TRUE(rc != loomSuccess || request != nullptr) << what << ": no request handle";
+    entries_.push_back(Entry{rc == loomSuccess ? request : nullptr, what});
+    return entries_.size() - 1;
+  }
+  size_t postSend(const Message& m, int peer, int msg, int rank) {
+    return post(describe("Send", m, "to", peer, msg, rank),
+                [&](loomRequest_t* r) { return loomSend(m.data(), m.count(), m.dtype(), peer, comm_, nullptr, r); });
+  }
+  size_t postRecv(Message& m, int peer, int msg, int rank) {
+    return post(describe("Recv", m, "from", peer, msg, rank),
+                [&](loomRequest_t* r) { return loomRecv(m.data(), m.count(), m.dtype(), peer, comm_, nullptr, r); });
+  }
+
+  // Waits, expects success and frees the request. The wait outlasts the
+  // communicator's timeout, so an operation that cannot finish fails with
+  // its own error (naming what it waited for) before the wait gives up.
+  void wait(size_t index) {
+    Entry& e = entries_.at(index);
+    if (e.request == nullptr) return;  // never posted (reported) or already waited
+    const loomResult_t rc = loomWait(e.request, kTimeoutMs + 5000);
+    if (rc != loomSuccess) {
+      ADD_FAILURE() << e.what << ": loomWait: " << loomGetErrorString(rc) << ": " << loomCommGetLastError(comm_);
+      failed_ = true;
+      return;  // kept, so the destructor aborts the communicator
+    }
+    EXPECT_EQ(loomRequestFree(e.request), loomSuccess) << e.what;
+    e.request = nullptr;
+  }
+  void waitAll() {
+    for (size_t i = 0; i < entries_.size(); ++i) wait(i);
+  }
+  void waitAllReversed() {
+    for (size_t i = entries_.size(); i-- > 0;) wait(i);
+  }
+
+ private:
+  struct Entry {
+    loomRequest_t request;
+    std::string what;
+  };
+  loomComm_t comm_;
+  bool* released_;
+  bool failed_ = false;
+  std::deque<Entry> entries_;
+};
+
+bool sendNow(const RankContext& ctx, const Message& m, int peer, int msg) {
+  return expectOk(loomSend(m.data(), m.count(), m.dtype(), peer, ctx.comm, nullptr, nullptr), ctx.comm,
+                  describe("blocking Send", m, "to", peer, msg, ctx.rank));
+}
+bool recvNow(const RankContext& ctx, Message& m, int peer, int msg) {
+  return expectOk(loomRecv(m.data(), m.count(), m.dtype(), peer, ctx.comm, nullptr, nullptr), ctx.comm,
+                  describe("blocking Recv", m, "from", peer, msg, ctx.rank));
+}
+
+int nextOf(const RankContext& ctx) {
+  return (ctx.rank + 1) % ctx.nranks;
+}
+int prevOf(const RankContext& ctx) {
+  return (ctx.rank + ctx.nranks - 1) % ctx.nranks;
+}
+
+// AllReduce (int32 sum) input whose sum over ranks is known in closed form.
+int32_t allReduceInput(int rank, size_t i) {
+  return (rank + 1) * static_cast<int32_t>(1 + i % 13);
+}
+void expectAllReduceSum(const std::vector<int32_t>& out, int nranks, const std::string& what) {
+  const int32_t ranksSum = nranks * (nranks + 1) / 2;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] != ranksSum * static_cast<int32_t>(1 + i % 13)) {
+      ADD_FAILURE() << what << ": element " << i << " of " << out.size() << " is " << out[i] << ", expected "
+                    << ranksSum * static_cast<int32_t>(1 + i % 13);
+      return;
+    }
+  }
+}
+std::vector<int32_t> allReduceInputs(int rank, size_t count) {
+  std::vector<int32_t> in(count);
+  for (size_t i = 0; i < count; ++i) in[i] = allReduceInput(rank, i);
+  return in;
+}
+
+class PointToPointTest : public ::testing::TestWithParam<std::tuple<RankMode, int>> {
+ protected:
+  RankMode mode() const { return std::get<0>(GetParam()); }
+  int nranks() const { return std::get<1>(GetParam()); }
+};
+
+// ---- Posting orders ----------------------------------------------------------
+
+// Every rank posts its Recv before its Send: with blocking, in-order
+// execution this deadlocks as soon as a message is larger than the FIFO.
+TEST_P(PointToPointTest, RecvThenSendRing) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const int next = nextOf(ctx), prev = prevOf(ctx);
+        int msg = 0;
+        for (loomDataType_t dtype : {loomFloat64, loomInt8}) {
+          for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, largeCount(dtype, kLargeBytes)}) {
+            ++msg;
+            Message in = Message::incoming(dtype, count, msg % 3);
+            const Message out = Message::outgoing(dtype, count, ctx.rank, msg, (msg + 1) % 3);
+            InFlight flight(ctx.comm, ctx.commReleased);
+            flight.postRecv(in, prev, msg, ctx.rank);
+            flight.postSend(out, next, msg, ctx.rank);
+            flight.waitAll();
+            if (!flight.ok()) return;  // failed above; the rest would only repeat it
+            in.expectFrom(prev, msg, describe("Recv", in, "from", prev, msg, ctx.rank));
+          }
+        }
+      },
+      options());
+}
+
+// The same with a FIFO of two 4 KiB slots: even 1000 int32 lap it, and a
+// 400 KB message laps it about fifty times.
+TEST_P(PointToPointTest, RecvThenSendRingThroughATinyFifo) {
+  ScopedEnv slotBytes("LOOM_SHM_SLOT_BYTES", "4096");
+  ScopedEnv slots("LOOM_SHM_SLOTS", "2");
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const int next = nextOf(ctx), prev = prevOf(ctx);
+        int msg = 0;
+        for (size_t count : {size_t{7}, size_t{1000}, size_t{100003}}) {
+          ++msg;
+          Message in = Message::incoming(loomInt32, count, 1);
+          const Message out = Message::outgoing(loomInt32, count, ctx.rank, msg, 2);
+          InFlight flight(ctx.comm, ctx.commReleased);
+          flight.postRecv(in, prev, msg, ctx.rank);
+          flight.postSend(out, next, msg, ctx.rank);
+          flight.waitAll();
+          if (!flight.ok()) return;  // failed above; the rest would only repeat it
+          in.expectFrom(prev, msg, describe("Recv", in, "from", prev, msg, ctx.rank));
+        }
+      },
+      options());
+}
+
+// Every rank posts Sends to every other rank, then Recvs from every other
+// rank, then waits for all of them, last posted first.
+TEST_P(PointToPointTest, SendsToAllPostedBeforeRecvsWaitedInReverseOrder) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        int caseNumber = 0;
+        for (loomDataType_t dtype : {loomInt32, loomInt8}) {
+          std::vector<size_t> counts = {1, 7, 1000};
+          if (dtype == loomInt32) counts.push_back(largeCount(dtype, kLargePairBytes));
+          for (size_t count : counts) {
+            ++caseNumber;
+            // Message number caseNumber * 64 + destination: a message
+            // delivered to the wrong rank shows.
+            auto msgTo = [&](int dest) { return caseNumber * 64 + dest; };
+            std::vector<Message> outs, ins;
+            for (int peer = 0; peer < ctx.nranks; ++peer) {
+              outs.push_back(Message::outgoing(dtype, count, ctx.rank, msgTo(peer), peer % 3));
+              ins.push_back(Message::incoming(dtype, count, (peer + 1) % 3));
+            }
+            InFlight flight(ctx.comm, ctx.commReleased);
+            for (int step = 1; step < ctx.nranks; ++step) {
+              const int peer = (ctx.rank + step) % ctx.nranks;
+              flight.postSend(outs[peer], peer, msgTo(peer), ctx.rank);
+            }
+            for (int step = 1; step < ctx.nranks; ++step) {
+              const int peer = (ctx.rank + ctx.nranks - step) % ctx.nranks;
+              flight.postRecv(ins[peer], peer, msgTo(ctx.rank), ctx.rank);
+            }
+            flight.waitAllReversed();
+            if (!flight.ok()) return;  // failed above; the rest would only repeat it
+            for (int peer = 0; peer < ctx.nranks; ++peer)
+              if (peer != ctx.rank)
+                ins[peer].expectFrom(peer, msgTo(ctx.rank),
+                                     describe("Recv", ins[peer], "from", peer, msgTo(ctx.rank), ctx.rank));
+          }
+        }
+      },
+      options());
+}
+
+// Every rank posts Recvs from all peers first, then its Sends, and waits in
+// posting order (so its first wait is on a Recv).
+TEST_P(PointToPointTest, EveryRankRecvsFromAllBeforeSending) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        int caseNumber = 0;
+        for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, largeCount(loomFloat32, kLargePairBytes)}) {
+          ++caseNumber;
+          auto msgTo = [&](int dest) { return caseNumber * 64 + dest; };
+          std::vector<Message> outs, ins;
+          for (int peer = 0; peer < ctx.nranks; ++peer) {
+            outs.push_back(Message::outgoing(loomFloat32, count, ctx.rank, msgTo(peer), (peer + 2) % 3));
+            ins.push_back(Message::incoming(loomFloat32, count, peer % 3));
+          }
+          InFlight flight(ctx.comm, ctx.commReleased);
+          for (int step = 1; step < ctx.nranks; ++step) {
+            const int peer = (ctx.rank + step) % ctx.nranks;
+            flight.postRecv(ins[peer], peer, msgTo(ctx.rank), ctx.rank);
+          }
+          for (int step = 1; step < ctx.nranks; ++step) {
+            const int peer = (ctx.rank + ctx.nranks - step) % ctx.nranks;
+            flight.postSend(outs[peer], peer, msgTo(peer), ctx.rank);
+          }
+          flight.waitAll();
+          if (!flight.ok()) return;  // failed above; the rest would only repeat it
+          for (int peer = 0; peer < ctx.nranks; ++peer)
+            if (peer != ctx.rank)
+              ins[peer].expectFrom(peer, msgTo(ctx.rank),
+                                   describe("Recv", ins[peer], "from", peer, msgTo(ctx.rank), ctx.rank));
+        }
+      },
+      options());
+}
+
+// Pairs (0,1), (2,3), ...: the receiver posts ten Recvs at once, the sender
+// starts 100 ms later and posts ten Sends of different counts (two of them
+// equal, so only the contents tell them apart). Each Recv gets the message
+// posted in the same position.
+TEST_P(PointToPointTest, SeveralMessagesBetweenOnePairMatchInPostingOrder) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const size_t counts[] = {7, 1, 1000, 0, 65537, 2, largeCount(loomInt32, 1200 * 1024), 13, 1000, 5};
+        constexpr int kMessages = sizeof(counts) / sizeof(counts[0]);
+        const bool sender = ctx.rank % 2 == 0;
+        const int peer = sender ? ctx.rank + 1 : ctx.rank - 1;
+        if (peer >= ctx.nranks) return;  // odd one out
+        std::vector<Message> messages;
+        for (int m = 0; m < kMessages; ++m)
+          messages.push_back(sender ? Message::outgoing(loomInt32, counts[m], ctx.rank, m, m % 3)
+                                    : Message::incoming(loomInt32, counts[m], m % 3));
+        InFlight flight(ctx.comm, ctx.commReleased);
+        if (sender) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          for (int m = 0; m < kMessages; ++m) flight.postSend(messages[m], peer, m, ctx.rank);
+          flight.waitAll();
+          if (!flight.ok()) return;  // failed above; the rest would only repeat it
+        } else {
+          for (int m = 0; m < kMessages; ++m) flight.postRecv(messages[m], peer, m, ctx.rank);
+          flight.waitAllReversed();
+          if (!flight.ok()) return;  // failed above; the rest would only repeat it
+          for (int m = 0; m < kMessages; ++m)
+            messages[m].expectFrom(peer, m, describe("Recv", messages[m], "from", peer, m, ctx.rank));
+        }
+      },
+      options());
+}
+
+// Blocking calls with a late peer: the Recv waits 300 ms for its Send, then
+// the Send (of several MiB, more than the FIFO holds) waits 300 ms for its
+// Recv. Pairs (0,1), (2,3), ...
+TEST_P(PointToPointTest, BlockingCallsWaitForALatePeer) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const bool first = ctx.rank % 2 == 0;
+        const int peer = first ? ctx.rank + 1 : ctx.rank - 1;
+        if (peer >= ctx.nranks) return;
+        const auto late = std::chrono::milliseconds(300);
+        // 1: the even rank's blocking Recv, the odd rank 300 ms late to send.
+        // 2: the even rank's blocking Send, the odd rank 300 ms late to receive.
+        const size_t small = 1000, large = largeCount(loomFloat64, kLargeBytes);
+        if (first) {
+          Message in1 = Message::incoming(loomInt64, small, 1);
+          if (!recvNow(ctx, in1, peer, 1)) return;
+          in1.expectFrom(peer, 1, describe("Recv", in1, "from", peer, 1, ctx.rank));
+          Message in2 = Message::incoming(loomFloat64, large, 2);
+          if (!recvNow(ctx, in2, peer, 2)) return;
+          in2.expectFrom(peer, 2, describe("Recv", in2, "from", peer, 2, ctx.rank));
+          const Message out3 = Message::outgoing(loomFloat64, large, ctx.rank, 3, 1);
+          if (!sendNow(ctx, out3, peer, 3)) return;
+        } else {
+          const Message out1 = Message::outgoing(loomInt64, small, ctx.rank, 1, 0);
+          const Message out2 = Message::outgoing(loomFloat64, large, ctx.rank, 2, 0);
+          std::this_thread::sleep_for(late);
+          if (!sendNow(ctx, out1, peer, 1)) return;
+          if (!sendNow(ctx, out2, peer, 2)) return;
+          Message in3 = Message::incoming(loomFloat64, large, 0);
+          std::this_thread::sleep_for(late);
+          if (!recvNow(ctx, in3, peer, 3)) return;
+          in3.expectFrom(peer, 3, describe("Recv", in3, "from", peer, 3, ctx.rank));
+        }
+      },
+      options());
+}
+
+// ---- With collectives --------------------------------------------------------
+
+// A Recv posted before a blocking AllReduce does not hold the AllReduce up
+// (its Send is posted only after the AllReduce); then an AllReduce with a
+// request and a Recv/Send pair are in flight together and waited in an
+// order that differs between ranks.
+TEST_P(PointToPointTest, MixedWithCollectives) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const int next = nextOf(ctx), prev = prevOf(ctx);
+        int msg = 0;
+        for (size_t count : {size_t{1000}, largeCount(loomFloat64, kLargeBytes)}) {
+          for (size_t reduceCount : {size_t{1}, size_t{1000}, size_t{300007}}) {
+            ++msg;
+            const std::string what = "rank " + std::to_string(ctx.rank) + ", message " + std::to_string(msg);
+            const std::vector<int32_t> reduceIn = allReduceInputs(ctx.rank, reduceCount);
+            std::vector<int32_t> reduceOut(reduceCount, -1);
+            Message in = Message::incoming(loomFloat64, count, msg % 3);
+            const Message out = Message::outgoing(loomFloat64, count, ctx.rank, msg, 1);
+            InFlight flight(ctx.comm, ctx.commReleased);
+            const size_t recv = flight.postRecv(in, prev, msg, ctx.rank);
+            if (!expectOk(loomAllReduce(reduceIn.data(), reduceOut.data(), reduceCount, loomInt32, loomSum, ctx.comm,
+                                        nullptr, nullptr),
+                          ctx.comm, what + ": blocking AllReduce with a Recv pending"))
+              return;
+            expectAllReduceSum(reduceOut, ctx.nranks, what + ": AllReduce");
+            const size_t send = flight.postSend(out, next, msg, ctx.rank);
+            flight.wait(send);
+            flight.wait(recv);
+            if (!flight.ok()) return;  // failed above; the rest would only repeat it
+            in.expectFrom(prev, msg, describe("Recv", in, "from", prev, msg, ctx.rank));
+          }
+        }
+        for (size_t count : {size_t{7}, largeCount(loomFloat64, kLargeBytes)}) {
+          ++msg;
+          const std::string what = "rank " + std::to_string(ctx.rank) + ", message " + std::to_string(msg);
+          const size_t reduceCount = 300007;
+          const std::vector<int32_t> reduceIn = allReduceInputs(ctx.rank, reduceCount);
+          std::vector<int32_t> reduceOut(reduceCount, -1);
+          Message in = Message::incoming(loomFloat64, count, 2);
+          const Message out = Message::outgoing(loomFloat64, count, ctx.rank, msg, 0);
+          InFlight flight(ctx.comm, ctx.commReleased);
+          const size_t reduce = flight.post(what + ": AllReduce", [&](loomRequest_t* r) {
+            return loomAllReduce(reduceIn.data(), reduceOut.data(), reduceCount, loomInt32, loomSum, ctx.comm, nullptr,
+                                 r);
+          });
+          const size_t recv = flight.postRecv(in, prev, msg, ctx.rank);
+          const size_t send = flight.postSend(out, next, msg, ctx.rank);
+          const size_t orders[3][3] = {{send, reduce, recv}, {recv, send, reduce}, {reduce, recv, send}};
+          for (size_t index : orders[ctx.rank % 3]) flight.wait(index);
+          if (!flight.ok()) return;  // failed above; the rest would only repeat it
+          expectAllReduceSum(reduceOut, ctx.nranks, what + ": AllReduce");
+          in.expectFrom(prev, msg, describe("Recv", in, "from", prev, msg, ctx.rank));
+        }
+      },
+      options());
+}
+
+// A Send posted before a blocking AllReduce, whose matching Recv the peer
+// posts only after that AllReduce: the pending Send must not hold it up.
+TEST_P(PointToPointTest, SendPostedBeforeABlockingCollective) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const int next = nextOf(ctx), prev = prevOf(ctx);
+        int msg = 0;
+        for (size_t count : {size_t{1000}, largeCount(loomInt8, kLargeBytes)}) {
+          ++msg;
+          const std::string what = "rank " + std::to_string(ctx.rank) + ", message " + std::to_string(msg);
+          const size_t reduceCount = 300007;
+          const std::vector<int32_t> reduceIn = allReduceInputs(ctx.rank, reduceCount);
+          std::vector<int32_t> reduceOut(reduceCount, -1);
+          Message in = Message::incoming(loomInt8, count, 1);
+          const Message out = Message::outgoing(loomInt8, count, ctx.rank, msg, 2);
+          InFlight flight(ctx.comm, ctx.commReleased);
+          const size_t send = flight.postSend(out, next, msg, ctx.rank);
+          if (!expectOk(loomAllReduce(reduceIn.data(), reduceOut.data(), reduceCount, loomInt32, loomSum, ctx.comm,
+                                      nullptr, nullptr),
+                        ctx.comm, what + ": blocking AllReduce with a Send pending"))
+            return;
+          expectAllReduceSum(reduceOut, ctx.nranks, what + ": AllReduce");
+          const size_t recv = flight.postRecv(in, prev, msg, ctx.rank);
+          flight.wait(recv);
+          flight.wait(send);
+          if (!flight.ok()) return;  // failed above; the rest would only repeat it
+          in.expectFrom(prev, msg, describe("Recv", in, "from", prev, msg, ctx.rank));
+        }
+      },
+      options());
+}
+
+// The other way round: every rank but the last posts an AllReduce, which
+// cannot finish until the last rank joins; the last rank joins only after
+// a ring of Sends and Recvs that passes through every rank has finished.
+TEST_P(PointToPointTest, CollectiveInFlightDoesNotHoldUpPointToPoint) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const int next = nextOf(ctx), prev = prevOf(ctx);
+        const bool last = ctx.rank == ctx.nranks - 1;
+        const std::string what = "rank " + std::to_string(ctx.rank);
+        const size_t reduceCount = 300007, count = largeCount(loomFloat32, kLargeBytes);
+        const std::vector<int32_t> reduceIn = allReduceInputs(ctx.rank, reduceCount);
+        std::vector<int32_t> reduceOut(reduceCount, -1);
+        Message in = Message::incoming(loomFloat32, count, 1);
+        const Message out = Message::outgoing(loomFloat32, count, ctx.rank, 1, 0);
+        InFlight flight(ctx.comm, ctx.commReleased);
+        auto postReduce = [&] {
+          return flight.post(what + ": AllReduce", [&](loomRequest_t* r) {
+            return loomAllReduce(reduceIn.data(), reduceOut.data(), reduceCount, loomInt32, loomSum, ctx.comm, nullptr,
+                                 r);
+          });
+        };
+        size_t reduce = 0;
+        if (!last) reduce = postReduce();
+        const size_t recv = flight.postRecv(in, prev, 1, ctx.rank);
+        const size_t send = flight.postSend(out, next, 1, ctx.rank);
+        flight.wait(recv);
+        flight.wait(send);
+        if (!flight.ok()) return;
+        in.expectFrom(prev, 1, describe("Recv", in, "from", prev, 1, ctx.rank));
+        if (last) reduce = postReduce();
+        flight.wait(reduce);
+        if (!flight.ok()) return;
+        expectAllReduceSum(reduceOut, ctx.nranks, what + ": AllReduce");
+      },
+      options());
+}
+
+// ---- Threads and communicators ---------------------------------------------
+
+// Two communicators over the same ranks (the second from loomCommSplit),
+// each driven by its own thread of every rank at the same time: 50 rings of
+// Recv-then-Send on each, with counts that vary per iteration.
+TEST_P(PointToPointTest, ManyThreadsManyCommunicators) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        loomComm_t split = nullptr;
+        const loomResult_t rc = loomCommSplit(ctx.comm, 0, ctx.rank, &split, nullptr);
+        ASSERT_EQ(rc, loomSuccess) << "rank " << ctx.rank << ": loomCommSplit: " << loomCommGetLastError(ctx.comm);
+        ASSERT_NE(split, nullptr);
+        int count = 0, rank = -1;
+        expectOk(loomCommCount(split, &count), split, "loomCommCount");
+        expectOk(loomCommUserRank(split, &rank), split, "loomCommUserRank");
+        EXPECT_EQ(count, ctx.nranks);
+        EXPECT_EQ(rank, ctx.rank) << "color 0, key = rank: the split keeps the order";
+        bool splitReleased = false;
+
+        auto rings = [&ctx](loomComm_t comm, bool* released, loomDataType_t dtype, int msgBase) {
+          const size_t counts[] = {1, 7, 1000, 4099, 0, 33, 20011};
+          const int next = nextOf(ctx), prev = prevOf(ctx);
+          for (int iter = 0; iter < 50; ++iter) {
+            const int msg = msgBase + iter;
+            // Every tenth iteration laps the FIFO.
+            const size_t n = iter % 10 == 9 ? largeCount(dtype, 1200 * 1024) : counts[iter % 7];
+            Message in = Message::incoming(dtype, n, iter % 3);
+            const Message out = Message::outgoing(dtype, n, ctx.rank, msg, (iter + 1) % 3);
+            InFlight flight(comm, released);
+            flight.postRecv(in, prev, msg, ctx.rank);
+            flight.postSend(out, next, msg, ctx.rank);
+            flight.waitAll();
+            if (!flight.ok()) return;  // failed above; the rest would only repeat it
+            in.expectFrom(prev, msg, describe("Recv", in, "from", prev, msg, ctx.rank));
+          }
+        };
+        std::thread first(rings, ctx.comm, ctx.commReleased, loomInt32, 0);
+        std::thread second(rings, split, &splitReleased, loomFloat64, 1000);
+        first.join();
+        second.join();
+        if (!splitReleased) expectOk(loomCommDestroy(split), split, "loomCommDestroy of the split communicator");
+      },
+      options());
+}
+
+// ---- Edge cases and patterns -------------------------------------------------
+
+// Zero-count messages complete, with requests and blocking, and take their
+// place in the posting order between non-empty ones.
+TEST_P(PointToPointTest, ZeroCountSendRecvCompletes) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const int next = nextOf(ctx), prev = prevOf(ctx);
+        {
+          Message in = Message::incoming(loomFloat32, 0);
+          const Message out = Message::outgoing(loomFloat32, 0, ctx.rank, 1);
+          InFlight flight(ctx.comm, ctx.commReleased);
+          flight.postRecv(in, prev, 1, ctx.rank);
+          flight.postSend(out, next, 1, ctx.rank);
+          flight.waitAll();
+          if (!flight.ok()) return;  // failed above; the rest would only repeat it
+          in.expectFrom(prev, 1, "zero-count Recv with a request");
+        }
+        {
+          // Blocking: even ranks send first, odd ranks receive first (a ring
+          // of blocking Recvs first would wait forever under any semantics).
+          Message in = Message::incoming(loomInt8, 0);
+          const Message out = Message::outgoing(loomInt8, 0, ctx.rank, 2);
+          if (ctx.rank % 2 == 0) {
+            if (!sendNow(ctx, out, next, 2)) return;
+            if (!recvNow(ctx, in, prev, 2)) return;
+          } else {
+            if (!recvNow(ctx, in, prev, 2)) return;
+            if (!sendNow(ctx, out, next, 2)) return;
+          }
+          in.expectFrom(prev, 2, "blocking zero-count Recv");
+        }
+        {
+          // 5, 0, 5 and 0 elements: the two non-empty ones arrive in order.
+          const size_t counts[] = {5, 0, 5, 0};
+          std::vector<Message> ins, outs;
+          for (int m = 0; m < 4; ++m) {
+            ins.push_back(Message::incoming(loomInt32, counts[m], m % 3));
+            outs.push_back(Message::outgoing(loomInt32, counts[m], ctx.rank, 10 + m));
+          }
+          InFlight flight(ctx.comm, ctx.commReleased);
+          for (int m = 0; m < 4; ++m) flight.postRecv(ins[m], prev, 10 + m, ctx.rank);
+          for (int m = 0; m < 4; ++m) flight.postSend(outs[m], next, 10 + m, ctx.rank);
+          flight.waitAllReversed();
+          if (!flight.ok()) return;  // failed above; the rest would only repeat it
+          for (int m = 0; m < 4; ++m)
+            ins[m].expectFrom(prev, 10 + m, describe("Recv", ins[m], "from", prev, 10 + m, ctx.rank));
+        }
+      },
+      options());
+}
+
+// Pipeline parallelism: rank r receives microbatch b from r - 1, adds 1 to
+// every element and sends it to r + 1. Every rank posts all 20 Recvs first;
+// then, microbatch by microbatch, waits for its Recv and posts its Send, so
+// up to 20 Sends are in flight at once. Rank r must receive base + r.
+TEST_P(PointToPointTest, PipelinePattern) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        constexpr int kMicrobatches = 20;
+        auto countOf = [](int b) { return b == 11 ? size_t{300007} : size_t{1000} + 513 * b; };
+        auto base = [](int b, size_t i) { return static_cast<int32_t>(b * 100000 + i % 1009); };
+        const bool first = ctx.rank == 0, last = ctx.rank == ctx.nranks - 1;
+        std::vector<std::vector<int32_t>> buffers;
+        for (int b = 0; b < kMicrobatches; ++b) buffers.emplace_back(countOf(b), first ? 0 : -7);
+        if (first)
+          for (int b = 0; b < kMicrobatches; ++b)
+            for (size_t i = 0; i < buffers[b].size(); ++i) buffers[b][i] = base(b, i);
+        InFlight flight(ctx.comm, ctx.commReleased);
+        auto what = [&](const char* op, int b) {
+          return "rank " + std::to_string(ctx.rank) + ": " + op + " of microbatch " + std::to_string(b);
+        };
+        std::vector<size_t> recvs(kMicrobatches), sends;
+        if (!first)
+          for (int b = 0; b < kMicrobatches; ++b)
+            recvs[b] = flight.post(what("Recv", b), [&](loomRequest_t* r) {
+              return loomRecv(buffers[b].data(), buffers[b].size(), loomInt32, ctx.rank - 1, ctx.comm, nullptr, r);
+            });
+        for (int b = 0; b < kMicrobatches; ++b) {
+          std::vector<int32_t>& data = buffers[b];
+          if (!first) {
+            flight.wait(recvs[b]);
+            if (!flight.ok()) return;  // failed above; the rest would only repeat it
+            for (size_t i = 0; i < data.size(); ++i) {
+              if (data[i] != base(b, i) + ctx.rank) {
+                ADD_FAILURE() << what("Recv", b) << ": element " << i << " of " << data.size() << " is " << data[i]
+                              << ", expected " << base(b, i) + ctx.rank;
+                break;
+              }
+            }
+          }
+          if (last) continue;
+          for (int32_t& v : data) v += 1;
+          sends.push_back(flight.post(what("Send", b), [&](loomRequest_t* r) {
+            return loomSend(data.data(), data.size(), loomInt32, ctx.rank + 1, ctx.comm, nullptr, r);
+          }));
+        }
+        for (size_t send : sends) flight.wait(send);
+      },
+      options());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, PointToPointTest,
+                         ::testing::Combine(::testing::Values(RankMode::kThreads, RankMode::kProcesses),
+                                            ::testing::Values(2, 3, 5, 8)),
+                         [](const auto& info) {
+                           return modeName(std::get<0>(info.param)) + std::to_string(std::get<1>(info.param));
+                         });
+
+}  // namespace
+}  // namespace loom::test

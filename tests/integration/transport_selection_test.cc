@@ -1,0 +1,111 @@
+// The transport seam seen from a real job: LOOM_TRANSPORTS forcing or
+// excluding shared memory at init, the INFO line naming each pair's
+// transport, and algorithms running on sub-teams that map their indices to
+// the communicator's ranks.
+#include <gtest/gtest.h>
+#include <loom/loom.h>
+
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "collectives/collectives.h"
+#include "core/handles.h"
+#include "support/rank_harness.h"
+#include "support/scoped_env.h"
+
+namespace loom::test {
+namespace {
+
+class TransportSelectionTest : public ::testing::TestWithParam<RankMode> {};
+
+TEST_P(TransportSelectionTest, ForcingSharedMemoryRuns) {
+  ScopedEnv transports("LOOM_TRANSPORTS", "shm");
+  runRanks(GetParam(), 3, [](const RankContext& ctx) {
+    int64_t value = ctx.rank + 1, sum = 0;
+    ASSERT_EQ(loomAllReduce(&value, &sum, 1, loomInt64, loomSum, ctx.comm, nullptr, nullptr), loomSuccess)
+        << loomCommGetLastError(ctx.comm);
+    EXPECT_EQ(sum, 6);
+  });
+}
+
+TEST_P(TransportSelectionTest, ExcludingSharedMemoryOnOneHostFailsInitNamingThePair) {
+  ScopedEnv transports("LOOM_TRANSPORTS", "^shm");
+  HarnessOptions options;
+  options.createComm = false;
+  loomUniqueId id;
+  ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
+  runRanks(
+      GetParam(), 2,
+      [&id](const RankContext& ctx) {
+        loomComm_t comm = nullptr;
+        loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+        config.timeoutMs = 20000;
+        EXPECT_EQ(loomCommInitRank(&comm, 2, id, ctx.rank, &config), loomUnsupported);
+        EXPECT_EQ(comm, nullptr);
+        std::string sentence = loomGetLastError();
+        const int peer = 1 - ctx.rank;
+        EXPECT_NE(sentence.find("no transport can connect rank " + std::to_string(ctx.rank) + " and rank " +
+                                std::to_string(peer) + " (both run on host "),
+                  std::string::npos)
+            << sentence;
+        EXPECT_NE(sentence.find("LOOM_TRANSPORTS=^shm"), std::string::npos) << sentence;
+      },
+      options);
+}
+
+TEST(TransportSelectionErrors, UnknownTransportIsRefusedBeforeAnyRankWaits) {
+  loomUniqueId id;
+  ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
+  ScopedEnv transports("LOOM_TRANSPORTS", "tcp,shm");
+  loomComm_t comm = nullptr;
+  EXPECT_EQ(loomCommInitRank(&comm, 2, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError())
+                .find("LOOM_TRANSPORTS='tcp,shm' names transport 'tcp', which this Loom does not have (it has: shm)"),
+            std::string::npos)
+      << loomGetLastError();
+}
+
+// Evens and odds each run a ring AllReduce on their own sub-team, at once,
+// inside one operation of the whole communicator: every rank gets the sum
+// over its sub-team only, which holds only if sub-team indices reach the
+// right communicator ranks.
+TEST_P(TransportSelectionTest, SubTeamsRunAlgorithmsOnTheirMembers) {
+  runRanks(GetParam(), 5, [](const RankContext& ctx) {
+    constexpr size_t kCount = 70001;  // several slots and an uneven split
+    std::vector<int32_t> in(kCount), out(kCount, -1);
+    for (size_t i = 0; i < kCount; ++i) in[i] = static_cast<int32_t>(ctx.rank * 1000 + i % 97);
+    std::vector<int> mine;
+    for (int r = ctx.rank % 2; r < ctx.nranks; r += 2) mine.push_back(r);
+    CollectiveArgs args{in.data(), out.data(), kCount, loomInt32, loomSum, 0};
+    CollectiveCall call;
+    std::strncpy(call.name, "SubTeams", sizeof(call.name) - 1);
+    std::string error;
+    auto body = [&](const Team& team, const WaitContext& wait) -> Task<> {
+      Team sub = team.subTeam(mine);
+      EXPECT_EQ(sub.nranks, static_cast<int>(mine.size()));
+      EXPECT_EQ(sub.peerOf(sub.rank), ctx.rank);
+      co_await ringAllReduce(sub, args, wait);
+    };
+    ASSERT_EQ(communicatorOf(ctx.comm)->run("SubTeams", &call, body, &error), loomSuccess) << error;
+    const int32_t rankSum = std::accumulate(mine.begin(), mine.end(), 0) * 1000;
+    for (size_t i = 0; i < kCount; ++i)
+      ASSERT_EQ(out[i], rankSum + static_cast<int32_t>(mine.size() * (i % 97))) << "element " << i;
+    // Host team: every rank of this one host; local-index team: this rank alone.
+    auto check = [&](const Team& team, const WaitContext&) -> Task<> {
+      EXPECT_EQ(team.hostTeam().nranks, ctx.nranks);
+      Team alone = team.localIndexTeam();
+      EXPECT_EQ(alone.nranks, 1);
+      EXPECT_EQ(alone.peerOf(0), ctx.rank);
+      co_return;
+    };
+    ASSERT_EQ(communicatorOf(ctx.comm)->run("Places", &call, check, &error), loomSuccess) << error;
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, TransportSelectionTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),
+                         [](const auto& info) { return modeName(info.param); });
+
+}  // namespace
+}  // namespace loom::test

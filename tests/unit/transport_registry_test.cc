@@ -1,0 +1,116 @@
+// The transport registry: which kind connects each pair of ranks, what
+// LOOM_TRANSPORTS allows, and the sentences when nothing can connect a pair.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "transport/registry.h"
+
+namespace loom {
+namespace {
+
+std::vector<RankIdentity> ranksOnHosts(const std::vector<std::string>& hosts) {
+  std::vector<RankIdentity> identities;
+  for (size_t r = 0; r < hosts.size(); ++r)
+    identities.push_back({hosts[r] + "/boot-" + hosts[r], 1000 + static_cast<int>(r)});
+  return identities;
+}
+
+std::string errorOf(const std::vector<RankIdentity>& identities, int rank, const TransportFilter& filter) {
+  try {
+    chooseTransports(identities, rank, filter);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), loomUnsupported);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TransportRegistry, SharedMemoryIsTheFirstKind) {
+  ASSERT_FALSE(transportKinds().empty());
+  EXPECT_STREQ(transportKinds()[0].name, "shm");
+}
+
+TEST(TransportRegistry, RanksOfOneHostConnectOverSharedMemory) {
+  std::vector<RankIdentity> identities = ranksOnHosts({"a", "a", "a"});
+  for (int rank = 0; rank < 3; ++rank) {
+    std::vector<int> chosen = chooseTransports(identities, rank, {});
+    for (int peer = 0; peer < 3; ++peer) EXPECT_EQ(chosen[peer], peer == rank ? -1 : 0) << rank << " " << peer;
+  }
+}
+
+TEST(TransportRegistry, SameHostNameOnAnotherBootIsAnotherHost) {
+  std::vector<RankIdentity> identities = {{"node/boot-1", 10}, {"node/boot-2", 11}};
+  std::string e = errorOf(identities, 0, {});
+  EXPECT_NE(e.find("no transport can connect rank 0 and rank 1 (rank 1 runs on host node and rank 0 on node)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(TransportRegistry, RanksOnTwoHostsNameThePairAndTheHosts) {
+  std::string e = errorOf(ranksOnHosts({"a", "a", "b"}), 1, {});
+  EXPECT_NE(e.find("no transport can connect rank 1 and rank 2 (rank 2 runs on host b and rank 1 on a): this Loom has "
+                   "shm (shared memory, for ranks of one host), all of them allowed"),
+            std::string::npos)
+      << e;
+}
+
+TEST(TransportRegistry, ExcludingSharedMemoryLeavesNothingForOneHost) {
+  TransportFilter filter = parseTransportFilter("^shm", "LOOM_TRANSPORTS");
+  EXPECT_TRUE(filter.exclude);
+  EXPECT_FALSE(filter.allows("shm"));
+  std::string e = errorOf(ranksOnHosts({"a", "a"}), 0, filter);
+  EXPECT_NE(e.find("(both run on host a)"), std::string::npos) << e;
+  EXPECT_NE(e.find("LOOM_TRANSPORTS=^shm"), std::string::npos) << e;
+}
+
+TEST(TransportRegistry, ForcingSharedMemoryAllowsIt) {
+  TransportFilter filter = parseTransportFilter("shm", "LOOM_TRANSPORTS");
+  EXPECT_FALSE(filter.exclude);
+  EXPECT_TRUE(filter.allows("shm"));
+  EXPECT_EQ(chooseTransports(ranksOnHosts({"a", "a"}), 0, filter), (std::vector<int>{-1, 0}));
+}
+
+TEST(TransportRegistry, UnknownKindsAreRefusedNamingTheKnownOnes) {
+  for (const char* text : {"tcp", "shm,ib", "^nvlink", "SHM", ",", "shm,"}) {
+    try {
+      parseTransportFilter(text, "LOOM_TRANSPORTS");
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), loomInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(std::string("LOOM_TRANSPORTS='") + text + "' names transport '"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("which this Loom does not have (it has: shm)"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(TransportRegistry, EmptySettingAllowsEveryKind) {
+  TransportFilter filter = parseTransportFilter("", "LOOM_TRANSPORTS");
+  EXPECT_TRUE(filter.names.empty());
+  EXPECT_TRUE(filter.allows("shm"));
+}
+
+TEST(TransportRegistry, IdentitiesRoundTripAndMalformedOnesAreNamed) {
+  RankIdentity mine = RankIdentity::mine();
+  RankIdentity back = RankIdentity::decode(mine.encode(), 3);
+  EXPECT_EQ(back.host, mine.host);
+  EXPECT_EQ(back.pid, mine.pid);
+  EXPECT_EQ(mine.hostName(), mine.host.substr(0, mine.host.find('/')));
+  for (const char* bad : {"", "host", "host\n", "host\n0", "host\n-4", "host\n12x"}) {
+    try {
+      RankIdentity::decode(bad, 3);
+      ADD_FAILURE() << "'" << bad << "' was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), loomRemoteError);
+      EXPECT_NE(std::string(e.what()).find("rank 3 sent a malformed identity at init"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom
