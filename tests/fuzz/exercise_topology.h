@@ -9,10 +9,10 @@
 #include <string>
 
 #include "fuzz_support.h"
+#include "loom_topo/report.h"
 #include "topology/nccl_xml.h"
 #include "topology/paths.h"
 #include "topology/placement.h"
-#include "topology/report.h"
 #include "topology/topology.h"
 #include "topology/xml_doc.h"
 

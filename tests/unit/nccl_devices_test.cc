@@ -9,11 +9,11 @@
 #include <tuple>
 
 #include "base/error.h"
+#include "loom_topo/report.h"
+#include "support/topology_text.h"
 #include "topology/nccl_xml.h"
 #include "topology/paths.h"
-#include "topology/report.h"
 #include "topology/topology_file.h"
-#include "support/topology_text.h"
 
 namespace loom::topo {
 namespace {

@@ -11,10 +11,10 @@
 #include <string>
 
 #include "base/error.h"
+#include "loom_topo/report.h"
 #include "support/topology_text.h"
 #include "topology/hwloc_import.h"
 #include "topology/nccl_xml.h"
-#include "topology/report.h"
 #include "topology/topology_file.h"
 #include "topology/xml_doc.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "loom_topo/versions.h"
 #include "topology/topology.h"
-#include "topology/versions.h"
 
 namespace loom::topo {
 

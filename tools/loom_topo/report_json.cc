@@ -2,9 +2,9 @@
 // matrix loom-topo prints.
 #include <cstdio>
 
+#include "loom_topo/report.h"
 #include "topology/paths.h"
 #include "topology/pci.h"
-#include "topology/report.h"
 
 namespace loom::topo {
 

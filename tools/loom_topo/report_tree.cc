@@ -6,9 +6,9 @@
 #include <set>
 #include <utility>
 
+#include "loom_topo/report.h"
 #include "topology/paths.h"
 #include "topology/pci.h"
-#include "topology/report.h"
 
 namespace loom::topo {
 

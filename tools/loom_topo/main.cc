@@ -8,12 +8,12 @@
 #include "core/config.h"
 #include "base/error.h"
 #include "core/version_banner.h"
+#include "loom_topo/numa_check.h"
+#include "loom_topo/report.h"
+#include "loom_topo/versions.h"
 #include "topology/nccl_xml.h"
-#include "topology/numa_check.h"
 #include "topology/placement.h"
-#include "topology/report.h"
 #include "topology/topology_file.h"
-#include "topology/versions.h"
 
 namespace {
 

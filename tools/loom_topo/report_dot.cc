@@ -2,8 +2,8 @@
 // Sockets are clusters; NVLink is drawn green and bold, PCIe grey.
 #include <set>
 
+#include "loom_topo/report.h"
 #include "topology/paths.h"
-#include "topology/report.h"
 
 namespace loom::topo {
 

@@ -3,9 +3,9 @@
 #include <cstdio>
 
 #include "collectives/tree.h"
+#include "loom_topo/report.h"
 #include "topology/paths.h"
 #include "topology/placement.h"
-#include "topology/report.h"
 
 namespace loom::topo {
 

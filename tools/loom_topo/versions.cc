@@ -1,4 +1,4 @@
-#include "topology/versions.h"
+#include "loom_topo/versions.h"
 
 #include <dlfcn.h>
 #include <gnu/libc-version.h>

@@ -1,4 +1,4 @@
-#include "topology/numa_measure.h"
+#include "loom_topo/numa_measure.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-#include "topology/numa_check.h"
+#include "loom_topo/numa_check.h"
 
 #include <sched.h>
 
@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <set>
 
+#include "loom_topo/numa_measure.h"
+#include "loom_topo/report.h"
 #include "topology/nccl_xml.h"
-#include "topology/numa_measure.h"
-#include "topology/report.h"
 
 namespace loom::topo {
 
