@@ -1,10 +1,11 @@
 #include "options.h"
 
+#include <getopt.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
-#include <utility>
 
 namespace loom::tools::loomrun {
 
@@ -65,11 +66,61 @@ double parseTimeout(const std::string& text) {
   return value;
 }
 
-// Splits "--np=4" into ("--np", "4"); other words come back unchanged.
-std::pair<std::string, std::optional<std::string>> splitInlineValue(const std::string& arg) {
-  const auto equals = arg.find('=');
-  if (arg.rfind("--", 0) != 0 || equals == std::string::npos) return {arg, std::nullopt};
-  return {arg.substr(0, equals), arg.substr(equals + 1)};
+// Loom's long-only options, past the range of short-option characters (as
+// perf/perf_options.cc numbers its own).
+enum : int { kOptTagOutput = 256, kOptTimeout, kOptBindTo };
+
+// "+": stop at the first word of CMD, so that CMD's own options are never
+// taken for loomrun's, as mpirun and torchrun do. ":": a missing value comes
+// back as ':' instead of getopt printing its own message; loomrun says it
+// in its own words, on one line.
+constexpr char kShortOptions[] = "+:n:hV";
+
+// --help and --version take an optional value that is ignored: "--help=x"
+// has always shown the help.
+const option kLongOptions[] = {{"np", required_argument, nullptr, 'n'},
+                               {"tag-output", no_argument, nullptr, kOptTagOutput},
+                               {"timeout", required_argument, nullptr, kOptTimeout},
+                               {"bind-to", required_argument, nullptr, kOptBindTo},
+                               {"help", optional_argument, nullptr, 'h'},
+                               {"version", optional_argument, nullptr, 'V'},
+                               {nullptr, 0, nullptr, 0}};
+
+// The one-dash spellings: the short options, and -np as mpirun writes it
+// (getopt_long_only reads it as the long option "np").
+constexpr std::string_view kOneDashSpellings[] = {"-n", "-np", "-h", "-V"};
+
+// getopt_long_only would also accept words that loomrun has always refused
+// with status 2, and scripts may rely on that: abbreviations (--tag),
+// bundles (-hV), attached values (-n4, -n=4), one-dash long names
+// (-timeout) and "-" alone. So an option word must be one of the spellings
+// above, or "--NAME" or "--NAME=VALUE" (for an option that takes a value)
+// with NAME in full.
+bool isSpelledOut(std::string_view word) {
+  for (const std::string_view spelling : kOneDashSpellings) {
+    if (word == spelling) return true;
+  }
+  if (word.substr(0, 2) != "--") return false;
+  const std::size_t equals = word.find('=');
+  const std::string_view name = word.substr(2, equals == std::string_view::npos ? equals : equals - 2);
+  for (const option* o = kLongOptions; o->name != nullptr; ++o) {
+    if (name == o->name) return equals == std::string_view::npos || o->has_arg != no_argument;
+  }
+  return false;
+}
+
+UsageError unknownOption(const std::string& word) {
+  return UsageError{"unknown option '" + word + "' (options go before the command; see loomrun --help)"};
+}
+
+// For "option NAME needs WHAT".
+std::string valueDescription(int id) {
+  switch (id) {
+    case 'n': return "the number of ranks";
+    case kOptBindTo: return "core or none";
+    case kOptTimeout: return "a number of seconds";
+    default: return "a value";
+  }
 }
 
 }  // namespace
@@ -77,48 +128,39 @@ std::pair<std::string, std::optional<std::string>> splitInlineValue(const std::s
 Options parseCommandLine(int argc, char** argv) {
   Options options;
   bool haveRankCount = false;
-  int index = 1;
-  // Takes the option's value from "--name=value" or from the next word.
-  auto takeValue = [&](const std::string& name, const std::optional<std::string>& inlineValue,
-                       const std::string& what) {
-    if (inlineValue) return *inlineValue;
-    if (index + 1 >= argc) throw UsageError{"option " + name + " needs " + what};
-    return std::string(argv[++index]);
-  };
-
-  for (; index < argc; ++index) {
-    const std::string arg = argv[index];
-    if (arg == "--") {
-      ++index;
-      break;
-    }
-    if (arg.empty() || arg[0] != '-') break;  // the first word of CMD
-    const auto [name, inlineValue] = splitInlineValue(arg);
-    if (name == "-h" || name == "--help") {
-      options.showHelp = true;
-      return options;
-    } else if (name == "--version" || name == "-V") {
-      options.showVersion = true;
-      return options;
-    } else if (name == "--tag-output" && !inlineValue) {
-      options.tagOutput = true;
-    } else if (name == "-n" || name == "-np" || name == "--np") {
-      options.ranks = parseRankCount(takeValue(name, inlineValue, "the number of ranks"));
-      haveRankCount = true;
-    } else if (name == "--bind-to") {
-      const std::string policy = takeValue(name, inlineValue, "core or none");
-      if (policy != "core" && policy != "none") throw UsageError{"--bind-to takes core or none, not '" + policy + "'"};
-      options.bindToCore = policy == "core";
-    } else if (name == "--timeout") {
-      options.timeoutText = takeValue(name, inlineValue, "a number of seconds");
-      options.timeoutSeconds = parseTimeout(options.timeoutText);
-    } else {
-      throw UsageError{"unknown option '" + arg + "' (options go before the command; see loomrun --help)"};
+  for (;;) {
+    // Every option is a word of its own (isSpelledOut), so each call reads
+    // argv[optind], and the word after it when that is the value.
+    const std::string word = optind < argc ? argv[optind] : "";
+    if (word.size() > 0 && word[0] == '-' && word != "--" && !isSpelledOut(word)) throw unknownOption(word);
+    const int c = getopt_long_only(argc, argv, kShortOptions, kLongOptions, nullptr);
+    if (c == -1) break;  // "--" (consumed) or the first word of CMD
+    switch (c) {
+      case 'h': options.showHelp = true; return options;
+      case 'V': options.showVersion = true; return options;
+      case 'n':
+        options.ranks = parseRankCount(optarg);
+        haveRankCount = true;
+        break;
+      case kOptTagOutput: options.tagOutput = true; break;
+      case kOptBindTo: {
+        const std::string policy = optarg;
+        if (policy != "core" && policy != "none")
+          throw UsageError{"--bind-to takes core or none, not '" + policy + "'"};
+        options.bindToCore = policy == "core";
+        break;
+      }
+      case kOptTimeout:
+        options.timeoutText = optarg;
+        options.timeoutSeconds = parseTimeout(options.timeoutText);
+        break;
+      case ':': throw UsageError{"option " + word + " needs " + valueDescription(optopt)};
+      default: throw unknownOption(word);
     }
   }
 
   if (!haveRankCount) throw UsageError{"the number of ranks is missing; pass it as -n N"};
-  for (; index < argc; ++index) options.command.emplace_back(argv[index]);
+  for (int index = optind; index < argc; ++index) options.command.emplace_back(argv[index]);
   if (options.command.empty()) {
     throw UsageError{"no command given; put it after the options, as in loomrun -n 2 -- ./program"};
   }
