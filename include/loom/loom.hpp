@@ -256,4 +256,19 @@ class Comm {
   loomComm_t handle_ = nullptr;
 };
 
+// Runs `calls` inside loomGroupStart/loomGroupEnd: as ncclGroupStart/End,
+// what it calls is launched together when it returns, so a blocking send and
+// recv inside do not wait for each other. Throws the group's failure.
+template <typename Calls>
+void group(Calls&& calls) {
+  detail::check(loomGroupStart());
+  try {
+    calls();
+  } catch (...) {
+    loomGroupEnd();  // launch what was kept; the first failure is the one thrown
+    throw;
+  }
+  detail::check(loomGroupEnd());
+}
+
 }  // namespace loom

@@ -185,6 +185,14 @@ int main(void) {
       }
       for (i = 0; i < count; ++i)
         expectValue("SendRecv", dtype, loomSum, i, input(dtype, loomSum, prev, i), get(dtype, recv, i));
+      /* The same ring with every rank's Recv first, blocking calls in a group. */
+      memset(recv, 0, size * count);
+      CHECK_OK(loomGroupStart(), comm);
+      CHECK_OK(loomRecv(recv, count, dtype, prev, comm, NULL, NULL), comm);
+      CHECK_OK(loomSend(send, count, dtype, next, comm, NULL, NULL), comm);
+      CHECK_OK(loomGroupEnd(), comm);
+      for (i = 0; i < count; ++i)
+        expectValue("grouped SendRecv", dtype, loomSum, i, input(dtype, loomSum, prev, i), get(dtype, recv, i));
     }
     free(send);
     free(recv);

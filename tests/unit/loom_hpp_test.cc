@@ -61,4 +61,22 @@ TEST(LoomHppTest, MovedFromOwnersReleaseNothing) {
   EXPECT_EQ(v[0], 7);
 }
 
+// loom::group: a blocking send and recv ring, every rank receiving first,
+// completes because the group launches both together.
+TEST(LoomHppTest, GroupLaunchesBlockingSendAndRecvTogether) {
+  loomUniqueId id = loom::Comm::uniqueId();
+  auto body = [&](int rank) {
+    loom::Comm comm(3, id, rank);
+    std::vector<int32_t> out(300001, rank), in(300001, -1);  // several FIFO slots
+    loom::group([&] {
+      comm.recv(std::span(in), (rank + 2) % 3);
+      comm.send(std::span(out), (rank + 1) % 3);
+    });
+    for (int32_t v : in) ASSERT_EQ(v, (rank + 2) % 3);
+  };
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 3; ++r) ranks.emplace_back(body, r);
+  for (auto& t : ranks) t.join();
+}
+
 }  // namespace
