@@ -30,14 +30,18 @@ TEST_P(TransportSelectionTest, ForcingSharedMemoryRuns) {
   });
 }
 
-TEST_P(TransportSelectionTest, ExcludingSharedMemoryOnOneHostFailsInitNamingThePair) {
+// Ranks as threads only: the ranks share one unique id made here, and
+// forking after loomGetUniqueId (whose rendezvous thread then runs) is what
+// the harness's process mode must never do. The failure is decided from
+// identities before any transport work, alike in both modes.
+TEST(TransportSelectionErrors, ExcludingSharedMemoryOnOneHostFailsInitNamingThePair) {
   ScopedEnv transports("LOOM_TRANSPORTS", "^shm");
   HarnessOptions options;
   options.createComm = false;
   loomUniqueId id;
   ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
   runRanks(
-      GetParam(), 2,
+      RankMode::kThreads, 2,
       [&id](const RankContext& ctx) {
         loomComm_t comm = nullptr;
         loomConfig_t config = LOOM_CONFIG_INITIALIZER;
