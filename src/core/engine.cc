@@ -39,9 +39,13 @@ Engine::~Engine() {
 }
 
 void Engine::post(OperationPtr op) {
-  std::vector<OperationPtr> one;
-  one.push_back(std::move(op));
-  post(std::move(one));
+  pending_.fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lock(postMutex_);
+    posted_.push_back(std::move(op));
+    anyPosted_.store(true, std::memory_order_release);
+  }
+  wakeForPosted();
 }
 
 void Engine::post(std::vector<OperationPtr> ops) {
@@ -52,6 +56,10 @@ void Engine::post(std::vector<OperationPtr> ops) {
     for (auto& op : ops) posted_.push_back(std::move(op));
     anyPosted_.store(true, std::memory_order_release);
   }
+  wakeForPosted();
+}
+
+void Engine::wakeForPosted() {
   doorbell_.ring();  // a driver asleep on other operations picks these up
   // A background thread that naps finds the work itself; one in a deep
   // sleep (nothing posted for a while) must be told. It sets its flag before
@@ -63,44 +71,40 @@ void Engine::post(std::vector<OperationPtr> ops) {
   }
 }
 
-void Engine::run(OperationPtr op) {
-  std::shared_ptr<Request> request = requestOf(op);
-  if (!driveMutex_.try_lock()) {
-    post(std::move(op));
-    waitFor(*request, Deadline::never());
-    return;
-  }
-  pending_.fetch_add(1);
+template <typename Body>
+bool Engine::driveIfFree(Body&& body) {
+  if (!driveMutex_.try_lock()) return false;
   driving_.store(true);
-  // Operations posted earlier go first: their lanes' order is call order.
-  if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();
-  enqueue(std::move(op));
-  drive([&] { return request->done(); }, Deadline::never(), false);
+  body();
   driving_.store(false);
   driveMutex_.unlock();
   notifyWaiters();
+  return true;
+}
+
+void Engine::run(OperationPtr op) {
+  const Request& request = op->request;  // the caller keeps op alive until run returns
+  const bool drove = driveIfFree([&] {
+    pending_.fetch_add(1);
+    // Operations posted earlier go first: their lanes' order is call order.
+    if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();
+    enqueue(std::move(op));
+    drive([&] { return request.done(); }, Deadline::never(), false);
+  });
+  if (!drove) {
+    post(std::move(op));
+    waitFor(request, Deadline::never());
+  }
 }
 
 void Engine::poke() {
-  if (!driveMutex_.try_lock()) return;
-  driving_.store(true);
-  pollOnce();
-  driving_.store(false);
-  driveMutex_.unlock();
-  notifyWaiters();
+  driveIfFree([&] { pollOnce(); });
 }
 
 void Engine::waitFor(const Request& request, Deadline deadline) {
   auto done = [&] { return request.done(); };
   while (!request.done() && !deadline.expired()) {
-    if (driveMutex_.try_lock()) {
-      driving_.store(true);
-      drive(done, deadline, false);
-      driving_.store(false);
-      driveMutex_.unlock();
-      notifyWaiters();
-      continue;
-    }
+    if (driveIfFree([&] { drive(done, deadline, false); })) continue;
     // Another thread drives: it completes this request too. Wait for that,
     // or for it to leave (then drive here); the background driver leaves
     // as soon as it sees this thread wants to drive.
@@ -164,13 +168,8 @@ void Engine::backgroundLoop() {
       continue;
     }
     lock.unlock();
-    if (driveMutex_.try_lock()) {
-      driving_.store(true);
-      drive([&] { return pending_.load() == 0 || wantToDrive_.load() > 0; }, Deadline::never(), true);
-      driving_.store(false);
-      driveMutex_.unlock();
-      notifyWaiters();
-    }
+    driveIfFree(
+        [&] { drive([&] { return pending_.load() == 0 || wantToDrive_.load() > 0; }, Deadline::never(), true); });
     lock.lock();
   }
 }

@@ -71,7 +71,7 @@ class Engine {
   void post(OperationPtr op);
   // Posts op and drives until it is done, on this thread: the blocking
   // call's path. Without another driver in the way it skips the hand-over
-  // through the posted list.
+  // through the posted list. The caller keeps op alive until this returns.
   void run(OperationPtr op);
   // Drives the engine on this thread until the request is done or the
   // deadline passes (then the operation keeps running).
@@ -87,7 +87,13 @@ class Engine {
   void wake() { doorbell_.ring(); }
 
  private:
+  // Runs body as the driver if no other thread drives; false if one does.
+  template <typename Body>
+  bool driveIfFree(Body&& body);
   void drive(FunctionRef<bool()> done, Deadline deadline, bool background);
+  // After a post: wakes a driver asleep on other operations, and a
+  // background thread in its deep sleep.
+  void wakeForPosted();
   bool pollOnce();
   void absorbPosted();
   // Marks (or unmarks) the connections parked operations wait on, so that
@@ -121,7 +127,7 @@ class Engine {
   std::vector<std::deque<OperationPtr>> lanes_;  // by Lane::index
   std::vector<Operation*> active_;               // the head of every non-empty lane
   std::vector<Operation*> finished_;             // ended this round, still at their lane's head
-  std::vector<Waitable*> watched_;  // watched while the driver sleeps
+  std::vector<Waitable*> watched_;               // watched while the driver sleeps
   int64_t lastCheckMs_ = 0;
   uint64_t movingRounds_ = 0;
 
