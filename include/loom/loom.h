@@ -134,10 +134,29 @@ LOOM_API loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
 /* Point-to-point semantics, as MPI's Isend/Irecv: posted Sends and Recvs
  * progress whatever order they were posted in (every rank may post its Recv
  * before its Send), and the Sends and Recvs between one pair of ranks match
- * in posting order. A Recv's count must equal the matching Send's (not
- * checked yet: a mismatch is the caller's error, as in NCCL). Sends and
- * Recvs in flight never hold up the communicator's collectives, nor the
+ * in posting order. A Recv's count and datatype must equal the matching
+ * Send's: otherwise the Recv fails with loomInvalidUsage naming both. Sends
+ * and Recvs in flight never hold up the communicator's collectives, nor the
  * other way round; collectives run in the order they were called.
+ *
+ * Mismatched calls: every message carries its operation's kind, number,
+ * count, datatype, op and root, and its receiver checks them before reading
+ * a byte, so ranks that called different collectives (or one with other
+ * arguments) fail on their first exchange with loomInvalidUsage naming both
+ * calls; ranks that were only waiting on them get loomRemoteError quoting
+ * that sentence. A rank whose part of the call needed nothing from the
+ * disagreeing ranks (a Broadcast root, a Send) finishes it and gets the
+ * error from its next call. A communicator that failed refuses further
+ * calls until destroyed or aborted.
+ *
+ * Threads: a communicator takes one call at a time. A call (a blocking one
+ * until it returns) made while another thread's call on the same
+ * communicator has not returned fails with loomInvalidUsage naming both,
+ * and changes nothing. loomWait, loomTest, loomRequestFree and
+ * loomCommAbort may be called from any thread at any time. Communicators
+ * are independent: one per thread (loomCommSplit) is the way to issue
+ * from several threads. Calls from several threads that never overlap run
+ * in the order they were made, which must be the same on every rank.
  *
  * Groups, as ncclGroupStart/ncclGroupEnd: the calls a thread makes between
  * them are checked at once (bad arguments fail the call itself) and
@@ -174,9 +193,13 @@ LOOM_API loomResult_t loomMemFree(void* ptr);
 LOOM_API loomResult_t loomCommRegister(loomComm_t comm, void* buff, size_t size, void** handle);
 LOOM_API loomResult_t loomCommDeregister(loomComm_t comm, void* handle);
 
-/* loomSuccess once done; loomTimeout if not done within timeoutMs (-1: the
- * communicator's timeout; 0: poll) while the operation keeps running and the
- * request stays valid; otherwise the operation's own error. */
+/* loomSuccess once done; otherwise the operation's own error. timeoutMs -1
+ * waits until the operation ends: it cannot hang, since each of its waits on
+ * a peer is bounded by the communicator's timeout, and a timed-out
+ * operation's sentence names the rank it waited for. timeoutMs >= 0 (0:
+ * poll; large values saturate) returns loomTimeout when the operation is not
+ * done by then, while the operation keeps running and the request stays
+ * valid. */
 LOOM_API loomResult_t loomWait(loomRequest_t request, int64_t timeoutMs);
 LOOM_API loomResult_t loomTest(loomRequest_t request, int* done);
 /* May be called on a finished or pending request; a pending op still runs. */

@@ -10,7 +10,15 @@ class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
 
-  static Deadline afterMs(int64_t ms) { return Deadline(Clock::now() + std::chrono::milliseconds(ms)); }
+  // Longer waits (up to INT64_MAX ms) are waits without end: timeouts
+  // saturate here instead of overflowing the clock into the past.
+  static constexpr int64_t kForeverMs = 100LL * 366 * 24 * 3600 * 1000;  // a century
+
+  // A negative wait has ended already.
+  static Deadline afterMs(int64_t ms) {
+    if (ms >= kForeverMs) return never();
+    return Deadline(Clock::now() + std::chrono::milliseconds(ms < 0 ? 0 : ms));
+  }
   static Deadline never() { return Deadline(Clock::time_point::max()); }
 
   bool expired() const { return at_ != Clock::time_point::max() && Clock::now() >= at_; }

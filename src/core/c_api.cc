@@ -117,6 +117,7 @@ loomResult_t onComm(const char* api, loomComm_t handle, Body&& body) {
 template <typename Fill>
 loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* call, Lane lane, const Fill& fill,
                     loomRequest_t* request) {
+  ExclusiveCalls::Scope inside = comm.enterCall(name);
   const bool grouped = group::active();
   if (request != nullptr || grouped) {
     OperationPtr op = comm.prepare(name, call, lane);
@@ -129,7 +130,7 @@ loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* 
     if (request != nullptr) *request = new loomRequest{handle};
     return loomSuccess;
   }
-  Operation op({}, 0);
+  Operation op({});
   comm.number(op, name, call, lane);
   fill(op);
   comm.run(OperationPtr(OperationPtr(), &op));  // not owning: op outlives the run
@@ -144,12 +145,13 @@ void checkCommon(const char* api, loomDataType_t dtype, void* stream) {
   checkStream(api, stream);
 }
 
-// A collective: the peers' agreement check compares name, count, dtype and,
-// where they matter, op and root.
-loomResult_t launchCollective(Communicator& comm, const char* name, Operation::Step step, const CollectiveArgs& args,
+// A collective: every message it sends is labeled with its kind, count,
+// dtype and, where they matter, op and root; receivers compare the label.
+loomResult_t launchCollective(Communicator& comm, OperationKind kind, Operation::Step step, const CollectiveArgs& args,
                               bool reduces, bool rooted, loomRequest_t* request) {
+  const char* name = operationName(kind);
   CollectiveCall call;
-  std::strncpy(call.name, name, sizeof(call.name) - 1);
+  call.kind = kind;
   call.count = args.count;
   call.dtype = args.dtype;
   call.op = reduces ? args.op : -1;
@@ -338,7 +340,7 @@ loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loo
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, 0};
-    return loom::launchCollective(c, "AllReduce", loom::allReduce, args, true, false, request);
+    return loom::launchCollective(c, loom::OperationKind::kAllReduce, loom::allReduce, args, true, false, request);
   });
 }
 
@@ -353,7 +355,7 @@ loomResult_t loomAllGather(const void* sendbuf, void* recvbuf, size_t sendcount,
     loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, true, sendBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, sendcount, dtype, loomSum, 0};
-    return loom::launchCollective(c, "AllGather", loom::allGather, args, false, false, request);
+    return loom::launchCollective(c, loom::OperationKind::kAllGather, loom::allGather, args, false, false, request);
   });
 }
 
@@ -369,7 +371,8 @@ loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvco
     loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, false, recvBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, recvcount, dtype, op, 0};
-    return loom::launchCollective(c, "ReduceScatter", loom::reduceScatter, args, true, false, request);
+    return loom::launchCollective(c, loom::OperationKind::kReduceScatter, loom::reduceScatter, args, true, false,
+                                  request);
   });
 }
 
@@ -386,7 +389,7 @@ loomResult_t loomBroadcast(const void* sendbuf, void* recvbuf, size_t count, loo
     }
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, root};
-    return loom::launchCollective(c, "Broadcast", loom::broadcast, args, false, true, request);
+    return loom::launchCollective(c, loom::OperationKind::kBroadcast, loom::broadcast, args, false, true, request);
   });
 }
 
@@ -404,7 +407,7 @@ loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDa
       loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     }
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, root};
-    return loom::launchCollective(c, "Reduce", loom::reduce, args, true, true, request);
+    return loom::launchCollective(c, loom::OperationKind::kReduce, loom::reduce, args, true, true, request);
   });
 }
 
@@ -418,7 +421,8 @@ loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loom
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, 0};
-    return loom::launchCollective(c, "AllToAll", loom::pairwiseAllToAll, args, false, false, request);
+    return loom::launchCollective(c, loom::OperationKind::kAllToAll, loom::pairwiseAllToAll, args, false, false,
+                                  request);
   });
 }
 
@@ -437,7 +441,7 @@ loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, l
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
   return loom::onComm("loomBarrier", comm, [&](Communicator& c) {
     return loom::launchCollective(
-        c, "Barrier",
+        c, loom::OperationKind::kBarrier,
         [](const loom::Team& t, const loom::CollectiveArgs&, const loom::WaitContext& w) {
           return loom::barrier(t, w);
         },
@@ -501,7 +505,7 @@ loomResult_t loomWait(loomRequest_t request, int64_t timeoutMs) {
     if (request == nullptr) loom::fail(loomInvalidArgument, "loomWait: request is NULL");
     if (timeoutMs < -1)
       loom::fail(loomInvalidArgument, "loomWait: timeoutMs " + std::to_string(timeoutMs) +
-                                          " is negative; use -1 for the communicator's timeout");
+                                          " is negative; use -1 to wait until the operation ends");
     loomResult_t result = request->impl->wait(timeoutMs);
     if (result == loomTimeout && !request->impl->done())
       loom::threadLastError = "loomWait: the operation is not done after " + std::to_string(timeoutMs) +

@@ -65,6 +65,8 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.members.resize(nranks);
   std::iota(team_.members.begin(), team_.members.end(), 0);
   team_.places.resize(nranks);
+  sentTo_.resize(nranks);
+  receivedFrom_.resize(nranks);
   team_.ring = team_.members;
   team_.ringPosition = rank;
   team_.windows = &windows_;
@@ -182,7 +184,7 @@ Communicator::~Communicator() {
 }
 
 OperationPtr Communicator::prepare(const char* name, const CollectiveCall* call, Lane lane) {
-  auto op = std::allocate_shared<Operation>(SmallAllocator<Operation>(), engine_, config_.timeoutMs);
+  auto op = std::allocate_shared<Operation>(SmallAllocator<Operation>(), engine_);
   number(*op, name, call, lane);
   return op;
 }
@@ -190,16 +192,20 @@ OperationPtr Communicator::prepare(const char* name, const CollectiveCall* call,
 void Communicator::number(Operation& op, const char* name, const CollectiveCall* call, Lane lane) {
   op.name = name;
   op.lane = lane;
-  std::lock_guard<std::mutex> lock(submitMutex_);
   op.sequence = ++operations_;
   if (call != nullptr) {
     op.call = *call;
     op.call.number = ++collectives_;
+  } else if (lane.kind == Lane::Kind::kSend) {
+    op.messageNumber = ++sentTo_[lane.peer];
+  } else if (lane.kind == Lane::Kind::kRecv) {
+    op.messageNumber = ++receivedFrom_[lane.peer];
   }
   LOOM_TRACE("COLL", team_.rank, name << " #" << op.sequence);
 }
 
 loomResult_t Communicator::run(const char* name, const CollectiveCall* call, Operation::Body body, std::string* error) {
+  ExclusiveCalls::Scope inside = enterCall(name);
   OperationPtr op = prepare(name, call, Lane::collective());
   op->body = std::move(body);
   std::shared_ptr<Request> request = requestOf(op);
@@ -217,6 +223,8 @@ Outcome Communicator::beginOperation(Operation& op) {
   wait.operation = op.name;
   wait.sequence = op.sequence;
   wait.call = op.isCollective() ? &op.call : nullptr;
+  wait.label = op.isCollective() ? MessageLabel::of(op.call)
+                                 : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype);
   wait.commName = &config_.name;
 
   Outcome outcome;
@@ -335,9 +343,10 @@ namespace {
 // Runs a (de)registration as a collective operation; its own refusal (a
 // rank that cannot map, a mismatched handle) leaves the communicator usable.
 template <typename Body>
-void runRegistration(Communicator& comm, const char* name, const Body& body) {
+void runRegistration(Communicator& comm, OperationKind kind, const Body& body) {
+  const char* name = operationName(kind);
   CollectiveCall call;
-  std::strncpy(call.name, name, sizeof(call.name) - 1);
+  call.kind = kind;
   std::optional<Error> refusal;
   std::string error;
   loomResult_t result = comm.run(
@@ -352,7 +361,7 @@ void runRegistration(Communicator& comm, const char* name, const Body& body) {
 void* Communicator::registerBuffer(void* buffer, size_t bytes) {
   offerRegion("loomCommRegister", 0, buffer, bytes);  // fails here, before peers wait, on foreign memory
   uint64_t window = 0;
-  runRegistration(*this, "Register", [&](const Team& team, const WaitContext& wait) {
+  runRegistration(*this, OperationKind::kRegister, [&](const Team& team, const WaitContext& wait) {
     RegionOffer mine = offerRegion("loomCommRegister", team.windows->nextWindow(), buffer, bytes);
     window = mine.window;
     return registerWindow(team, mine, wait);
@@ -363,7 +372,7 @@ void* Communicator::registerBuffer(void* buffer, size_t bytes) {
 
 void Communicator::deregisterBuffer(void* handle) {
   const uint64_t window = reinterpret_cast<uintptr_t>(handle);
-  runRegistration(*this, "Deregister",
+  runRegistration(*this, OperationKind::kDeregister,
                   [&](const Team& team, const WaitContext& wait) { return deregisterWindow(team, window, wait); });
 }
 

@@ -14,6 +14,7 @@
 #include "collectives/collectives.h"
 #include "core/config.h"
 #include "core/engine.h"
+#include "core/exclusive_calls.h"
 #include "core/operation.h"
 #include "core/request.h"
 #include "transport/connections.h"
@@ -33,7 +34,11 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   int nranks() const { return team_.nranks; }
   const CommConfig& config() const { return config_; }
 
+  // Held for the whole of an API call that issues operations: a second
+  // thread's overlapping call is refused (exclusive_calls.h).
+  ExclusiveCalls::Scope enterCall(const char* name) { return calls_.enter(name, team_.rank); }
   // An operation numbered in call order, with its request, ready to post.
+  // Only inside enterCall's scope.
   // `call` is null for Send/Recv; for a collective it is what every rank
   // must agree on (its number is filled in here), and peers compare it to
   // name a mismatched call instead of hanging.
@@ -88,9 +93,10 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   std::unique_ptr<Connections> connections_;
   std::atomic<bool> aborted_{false};
 
-  std::mutex submitMutex_;  // sequence numbers follow call order
+  ExclusiveCalls calls_;  // one call at a time: numbering needs no lock
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
+  std::vector<uint64_t> sentTo_, receivedFrom_;  // point-to-point messages posted, per peer
 
   mutable std::mutex errorMutex_;
   std::string lastError_;

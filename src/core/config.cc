@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 
+#include "base/deadline.h"
 #include "base/error.h"
 #include "transport/registry.h"
 
@@ -152,7 +154,7 @@ std::vector<std::string> loomVariablesForLog() {
 CommConfig readCommConfig(const loomConfig_t* user) {
   CommConfig config;
   if (auto timeout = env("LOOM_TIMEOUT_MS"))
-    config.timeoutMs = parseInteger(*timeout, "LOOM_TIMEOUT_MS", 1, INT64_MAX / 2);
+    config.timeoutMs = std::min(parseInteger(*timeout, "LOOM_TIMEOUT_MS", 1, INT64_MAX), Deadline::kForeverMs);
   if (auto slotBytes = env("LOOM_SHM_SLOT_BYTES"))
     config.shmSlotBytes = parseInteger(*slotBytes, "LOOM_SHM_SLOT_BYTES", 4096, 64 << 20);
   if (config.shmSlotBytes % 64 != 0)
@@ -191,7 +193,7 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     if (user->timeoutMs == 0 || user->timeoutMs < -1)
       fail(loomInvalidArgument, "loomConfig_t.timeoutMs is " + std::to_string(user->timeoutMs) +
                                     "; use -1 for the default or a positive number of milliseconds");
-    if (user->timeoutMs > 0) config.timeoutMs = user->timeoutMs;
+    if (user->timeoutMs > 0) config.timeoutMs = std::min(user->timeoutMs, Deadline::kForeverMs);  // saturates
     if (user->size >= sizeof(loomConfig_t) && user->name != nullptr) config.name = user->name;
   }
   return config;

@@ -64,7 +64,7 @@ loomResult_t end(std::string* error) {
   }
   loomResult_t first = loomSuccess;
   for (const std::shared_ptr<Request>& request : blocking) {
-    loomResult_t result = request->waitUntilDone();
+    loomResult_t result = request->wait(-1);
     if (result != loomSuccess && first == loomSuccess) {
       first = result;
       *error = "loomGroupEnd: " + request->error();

@@ -39,14 +39,15 @@ struct Lane {
 };
 
 struct Operation {
-  Operation(std::weak_ptr<Engine> engine, int64_t defaultTimeoutMs) : request(std::move(engine), defaultTimeoutMs) {}
+  explicit Operation(std::weak_ptr<Engine> engine) : request(std::move(engine)) {}
 
   using Step = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&);
   using Body = std::function<Task<>(const Team&, const WaitContext&)>;
 
   const char* name = "";
-  uint64_t sequence = 0;  // every operation of the communicator
-  CollectiveCall call;    // number 0 for Send/Recv; else the arrival board's number and arguments
+  uint64_t sequence = 0;       // every operation of the communicator
+  CollectiveCall call;         // number 0 for Send/Recv; else the arrival board's number and arguments
+  uint64_t messageNumber = 0;  // Send/Recv: its message's number between the pair, in posting order
   Lane lane;
   // The schedule: step(team, args, wait) for the collectives and Send/Recv
   // (no allocation), or body for anything else (registration).

@@ -18,18 +18,14 @@ bool Request::poll() {
 }
 
 loomResult_t Request::wait(int64_t timeoutMs) {
-  if (timeoutMs < 0) timeoutMs = defaultTimeoutMs_;
+  // -1 waits for the operation's own end: its waits are bounded by the
+  // communicator's timeout already, and when one expires its sentence names
+  // the rank it waited for, which a deadline of our own would pre-empt.
+  const Deadline deadline = timeoutMs < 0 ? Deadline::never() : Deadline::afterMs(timeoutMs);
   if (!done()) {
-    if (std::shared_ptr<Engine> engine = engine_.lock()) engine->waitFor(*this, Deadline::afterMs(timeoutMs));
+    if (std::shared_ptr<Engine> engine = engine_.lock()) engine->waitFor(*this, deadline);
   }
   return done() ? result_ : loomTimeout;
-}
-
-loomResult_t Request::waitUntilDone() {
-  if (!done()) {
-    if (std::shared_ptr<Engine> engine = engine_.lock()) engine->waitFor(*this, Deadline::never());
-  }
-  return result_;
 }
 
 }  // namespace loom

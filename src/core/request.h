@@ -17,8 +17,7 @@ class Engine;
 
 class Request {
  public:
-  Request(std::weak_ptr<Engine> engine, int64_t defaultTimeoutMs)
-      : engine_(std::move(engine)), defaultTimeoutMs_(defaultTimeoutMs) {}
+  explicit Request(std::weak_ptr<Engine> engine) : engine_(std::move(engine)) {}
 
   // Called once, by the engine.
   void complete(loomResult_t result, std::string error);
@@ -26,17 +25,15 @@ class Request {
   // done(), after a round of progress if no thread drives the engine.
   bool poll();
   // loomSuccess or the operation's error once done; loomTimeout if it is not
-  // done within timeoutMs (-1: the communicator's timeout, 0: just look).
+  // done within timeoutMs (-1: until it ends, which its own timeout bounds;
+  // 0: just look).
   loomResult_t wait(int64_t timeoutMs);
-  // For blocking calls: the operation bounds its own waits by the timeout.
-  loomResult_t waitUntilDone();
   // The failure sentence; empty while pending or after success.
   std::string error() const { return done() ? error_ : std::string(); }
   loomResult_t result() const { return done() ? result_ : loomInProgress; }
 
  private:
   std::weak_ptr<Engine> engine_;  // gone once the communicator is, by which time every operation is done
-  int64_t defaultTimeoutMs_;
   std::atomic<bool> done_{false};
   loomResult_t result_ = loomInProgress;  // written before done_ is set
   std::string error_;

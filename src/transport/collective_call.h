@@ -1,7 +1,8 @@
 // What every rank of a communicator must agree on for one collective. Each
-// rank publishes its own; a rank left waiting compares it with its peer's,
-// so a sentence naming both calls replaces a hang. (A mismatch that never
-// makes a rank wait, such as another op on equal counts, goes unseen.)
+// rank publishes its own on its status page, and every message a collective
+// sends is labeled with it (message_label.h), so a rank that called
+// something else is named in a sentence instead of hanging or reading the
+// wrong bytes.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +10,27 @@
 
 namespace loom {
 
+// Every kind of operation, as labels and status pages carry it.
+enum class OperationKind : uint8_t {
+  kUnknown,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kBarrier,
+  kRegister,
+  kDeregister,
+  kSend,  // a point-to-point message (its Recv expects the same label)
+  kCount
+};
+// "AllReduce"; "unknown operation" for anything out of range.
+const char* operationName(OperationKind kind);
+
 struct CollectiveCall {
   uint64_t number = 0;  // the collective's number on this communicator
-  char name[16] = {};   // "AllReduce"
+  OperationKind kind = OperationKind::kUnknown;
   uint64_t count = 0;
   int32_t dtype = 0;
   int32_t op = -1;    // -1: the collective does not reduce

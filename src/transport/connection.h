@@ -3,7 +3,10 @@
 // pointer the peer will read in place), fills it and posts it; the receiver
 // acquires the next filled slot, reads it in place and releases it. Slots
 // travel in order, so sender and receiver agree on what each slot holds by
-// running the same schedule; no headers are needed.
+// running the same schedule. Every transport keeps room for a MessageLabel
+// right in front of each slot's data: acquiring writes the operation's label
+// there on the sending side and checks it on the receiving side, so ranks
+// whose schedules differ fail on their first message (message_label.h).
 //
 // Acquiring never blocks: a schedule writes `co_await conn.acquire(wait)`,
 // which returns the slot at once when there is one and otherwise parks the
@@ -13,6 +16,7 @@
 #include <coroutine>
 #include <cstddef>
 
+#include "transport/message_label.h"
 #include "transport/wait_context.h"
 
 namespace loom {
@@ -47,13 +51,27 @@ struct SlotAwaiter {
 
   bool await_ready() {
     slot = connection.tryAcquire();
-    return slot != nullptr;
+    if (slot == nullptr) return false;
+    onAcquired(slot);
+    return true;
   }
   void await_suspend(std::coroutine_handle<> self) { wait.park(self, connection); }
   Slot await_resume() {
-    if (slot == nullptr) slot = connection.tryAcquire();  // resumed because ready() said so
+    if (slot != nullptr) return slot;  // await_ready acquired it
+    slot = connection.tryAcquire();    // resumed because ready() said so
     if (slot == nullptr) wait.failResumedTooEarly(connection.peer());
+    onAcquired(slot);
     return slot;
+  }
+  // Where a slot's label lives: the bytes right in front of its data.
+  // Sending, the slot takes this operation's label; receiving, it must
+  // carry it, or the ranks called different things.
+  void onAcquired(void* data) {
+    *reinterpret_cast<MessageLabel*>(static_cast<char*>(data) - sizeof(MessageLabel)) = wait.label;
+  }
+  void onAcquired(const void* data) {
+    const auto* label = reinterpret_cast<const MessageLabel*>(static_cast<const char*>(data) - sizeof(MessageLabel));
+    if (!(*label == wait.label)) checkLabel(*label, connection.peer(), wait);
   }
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "transport/collective_call.h"
+#include "transport/message_label.h"
 
 namespace loom {
 
@@ -31,6 +32,7 @@ struct WaitContext {
   const char* operation = "";             // "AllReduce", ...
   uint64_t sequence = 0;                  // the operation's number on this communicator
   const CollectiveCall* call = nullptr;   // this rank's collective; null for Send/Recv
+  MessageLabel label;                     // what this operation's messages carry, and what it expects
   const std::string* commName = nullptr;  // the communicator's name, may be empty
   Suspension* suspension = nullptr;       // null outside the engine (nothing may park)
 

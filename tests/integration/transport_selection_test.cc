@@ -84,7 +84,7 @@ TEST_P(TransportSelectionTest, SubTeamsRunAlgorithmsOnTheirMembers) {
     for (int r = ctx.rank % 2; r < ctx.nranks; r += 2) mine.push_back(r);
     CollectiveArgs args{in.data(), out.data(), kCount, loomInt32, loomSum, 0};
     CollectiveCall call;
-    std::strncpy(call.name, "SubTeams", sizeof(call.name) - 1);
+    call.kind = OperationKind::kAllReduce;
     std::string error;
     auto body = [&](const Team& team, const WaitContext& wait) -> Task<> {
       Team sub = team.subTeam(mine);

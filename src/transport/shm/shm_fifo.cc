@@ -48,7 +48,7 @@ void* ShmSendConnection::tryAcquire() {
                                                         " slots but only " + std::to_string(posted_) + " were posted"));
     if (posted_ - releasedSeen_ >= slots) return nullptr;
   }
-  return slot(posted_) + FifoGeometry::kMarkBytes;
+  return slot(posted_) + FifoGeometry::kSlotHeaderBytes;
 }
 
 void ShmSendConnection::post() {
@@ -79,7 +79,7 @@ const void* ShmRecvConnection::tryAcquire() {
   // Only the mark: polling `posted` too would pull the cache line the
   // sender is about to write, slowing the very post this side waits for.
   const char* next = slot(released_);
-  if (markOf(next).load(std::memory_order_acquire) == released_ + 1) return next + FifoGeometry::kMarkBytes;
+  if (markOf(next).load(std::memory_order_acquire) == released_ + 1) return next + FifoGeometry::kSlotHeaderBytes;
   return nullptr;
 }
 

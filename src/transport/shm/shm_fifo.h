@@ -4,7 +4,8 @@
 //
 // Each slot starts with a mark: the sender stores the slot's message number
 // there after the data, and the receiver watches the mark rather than the
-// `posted` counter. A small message and its mark then share one cache line,
+// `posted` counter. The message's label (message_label.h) follows the mark,
+// then the data. A small message, its label and its mark share one cache line,
 // so the hand-over costs one line moving between cores instead of three
 // (posted counter, data, released counter). The counters remain for flow
 // control, which the sender checks only when its last look at `released`
@@ -26,8 +27,8 @@
 namespace loom::shm {
 
 struct FifoHeader {
-  alignas(64) std::atomic<uint32_t> posted;  // bumped by the sender
-  std::atomic<uint32_t> postedWatched;       // the receiver sleeps until the next post (Waitable::watch)
+  alignas(64) std::atomic<uint32_t> posted;    // bumped by the sender
+  std::atomic<uint32_t> postedWatched;         // the receiver sleeps until the next post (Waitable::watch)
   alignas(64) std::atomic<uint32_t> released;  // bumped by the receiver
   std::atomic<uint32_t> releasedWatched;       // the sender sleeps until the next release
 };
@@ -38,9 +39,11 @@ struct FifoGeometry {
   // Bytes one FIFO takes, rounded to a page so FIFOs stay page-aligned.
   size_t bytes() const;
   static constexpr size_t kHeaderBytes = 4096;
-  // A slot: the mark (8 bytes), the data, padding to a cache line.
+  // A slot: the mark (8 bytes), the label (24), the data, padding to a
+  // cache line.
   static constexpr size_t kMarkBytes = 8;
-  size_t slotStride() const { return (kMarkBytes + slotBytes + 63) / 64 * 64; }
+  static constexpr size_t kSlotHeaderBytes = kMarkBytes + sizeof(MessageLabel);
+  size_t slotStride() const { return (kSlotHeaderBytes + slotBytes + 63) / 64 * 64; }
 };
 
 // The peer at the other end: who it is, and where it announces itself.

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Fills docs/RELIABILITY.md's fault table: runs each fault test many times
+# (GoogleTest's --gtest_repeat) and counts the runs that ended with the right
+# error within the test's bound, the ones that failed an expectation (wrong
+# error, wrong data, or no error), the ones that hung (killed by the
+# harness's bound, or by this script's), and the shared-memory names left in
+# /dev/shm afterwards.
+#
+#   bash scripts/fault-table.sh [REPEAT]     # default 20; needs build/
+#   FAULT_ROWS='Mismatch' bash scripts/fault-table.sh 5   # rows whose name matches
+set -uo pipefail
+cd "$(dirname "$0")/.."
+repeat="${1:-20}"
+binary=build/tests/loom_fault_tests
+[ -x "$binary" ] || { echo "fault-table.sh: $binary is missing; run scripts/build.sh first" >&2; exit 2; }
+
+# name | GoogleTest filter
+rows=(
+  "Mismatched count, 2-8 ranks|Calls/MismatchTest.*/Count_*"
+  "Mismatched datatype, 2-8 ranks|Calls/MismatchTest.*/Dtype_*"
+  "Mismatched op, 2-8 ranks|Calls/MismatchTest.*/Op_*"
+  "Mismatched root, 2-8 ranks|Calls/MismatchTest.*/Root_*"
+  "Mismatched collective, 2-8 ranks|Calls/MismatchTest.*/Kind_*"
+  "Send/Recv of different sizes, 2-8 ranks|Calls/MismatchTest.*/PointToPointCount_*"
+  "Two threads calling into one communicator|Modes/ConcurrentUseTest.SecondThreads*"
+  "Extreme timeouts (LOOM_TIMEOUT_MS=1e13, INT64_MAX)|TimeoutsTest.*"
+)
+
+shm_names() { ls /dev/shm 2>/dev/null | grep -c '^loom' || true; }
+
+printf '| Fault | Runs | Right error within the bound | Wrong error or data | Hung | Names left in /dev/shm |\n'
+printf '| --- | --- | --- | --- | --- | --- |\n'
+for row in "${rows[@]}"; do
+  name="${row%%|*}"
+  filter="${row#*|}"
+  if [ -n "${FAULT_ROWS:-}" ] && ! [[ "$name" =~ $FAULT_ROWS ]]; then continue; fi
+  before=$(shm_names)
+  log=$(mktemp)
+  # Each case bounds itself (the harness kills ranks after 240 s); this
+  # bound catches a hang of the harness itself.
+  timeout 3600 "$binary" --gtest_filter="$filter" --gtest_repeat="$repeat" >"$log" 2>&1
+  status=$?
+  ok=$(grep -c '^\[       OK \]' "$log" || true)
+  failed=$(grep -c '^\[  FAILED  \] .*(' "$log" || true)
+  hung=$(grep -c 'was still running after' "$log" || true)
+  [ "$status" -eq 124 ] && hung=$((hung + 1))
+  left=$(( $(shm_names) - before ))
+  runs=$((ok + failed))
+  printf '| %s | %d | %d | %d | %d | %d |\n' "$name" "$runs" "$ok" "$((failed - hung))" "$hung" "$left"
+  if [ "$failed" -gt 0 ]; then grep -B5 '^\[  FAILED  \] .*(' "$log" | head -40 >&2; fi
+  rm -f "$log"
+done

@@ -1,0 +1,40 @@
+#include "core/exclusive_calls.h"
+
+#include <string>
+
+#include "base/error.h"
+
+namespace loom {
+namespace {
+
+// A token unique to each live thread: the address of a thread-local.
+const void* threadToken() {
+  static thread_local char token;
+  return &token;
+}
+
+}  // namespace
+
+ExclusiveCalls::Scope ExclusiveCalls::enter(const char* name, int rank) {
+  const void* mine = threadToken();
+  const void* expected = nullptr;
+  if (thread_.compare_exchange_strong(expected, mine, std::memory_order_acquire)) {
+    name_.store(name, std::memory_order_relaxed);
+    return Scope(this);
+  }
+  if (expected == mine) return Scope(nullptr);  // re-entered from inside this thread's own call
+  const char* theirs = name_.load(std::memory_order_relaxed);
+  fail(loomInvalidUsage,
+       std::string(name) + " on rank " + std::to_string(rank) + " was called while another thread's " +
+           (theirs != nullptr ? theirs : "call") +
+           " on it has not returned: a communicator takes one call at a time (the ranks would pair up different "
+           "calls otherwise); give each thread its own communicator (loomCommSplit), or serialize the calls and "
+           "issue them in the same order on every rank");
+}
+
+void ExclusiveCalls::leave() {
+  name_.store(nullptr, std::memory_order_relaxed);
+  thread_.store(nullptr, std::memory_order_release);
+}
+
+}  // namespace loom

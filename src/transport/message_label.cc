@@ -1,0 +1,83 @@
+#include "transport/message_label.h"
+
+#include <loom/loom.h>
+
+#include "base/error.h"
+#include "transport/wait_context.h"
+
+namespace loom {
+
+MessageLabel MessageLabel::of(const CollectiveCall& call) {
+  MessageLabel label;
+  label.number = call.number;
+  label.count = call.count;
+  label.root = call.root;
+  label.kind = call.kind;
+  label.dtype = static_cast<int8_t>(call.dtype);
+  label.op = static_cast<int8_t>(call.op);
+  return label;
+}
+
+MessageLabel MessageLabel::pointToPoint(uint64_t number, uint64_t count, int dtype) {
+  MessageLabel label;
+  label.number = number;
+  label.count = count;
+  label.kind = OperationKind::kSend;
+  label.dtype = static_cast<int8_t>(dtype);
+  return label;
+}
+
+std::string MessageLabel::describe() const {
+  CollectiveCall call;
+  call.number = number;
+  call.kind = kind;
+  call.count = count;
+  call.dtype = dtype;
+  call.op = op;
+  call.root = root;
+  return call.describe();
+}
+
+namespace {
+
+[[noreturn]] void failPointToPoint(const MessageLabel& received, int sender, const WaitContext& wait) {
+  const MessageLabel& expected = wait.label;
+  const std::string from = "rank " + std::to_string(sender);
+  if (received.number != expected.number || received.kind != expected.kind)
+    fail(loomInternalError, wait.describe() + ": the point-to-point stream from " + from +
+                                " is out of step: its next message is labeled " + received.describe() +
+                                ", this rank expects message #" + std::to_string(expected.number) + " from it");
+  fail(loomInvalidUsage,
+       wait.describe() + ": message #" + std::to_string(expected.number) + " from " + from + " is a Send of " +
+           std::to_string(received.count) + " " + loomTypeName(static_cast<loomDataType_t>(received.dtype)) +
+           ", but this Recv expects " + std::to_string(expected.count) + " " +
+           loomTypeName(static_cast<loomDataType_t>(expected.dtype)) +
+           " (a Send and the Recv it matches, in posting order between the pair, must agree on count and datatype)");
+}
+
+}  // namespace
+
+void checkLabel(const MessageLabel& received, int sender, const WaitContext& wait) {
+  if (received == wait.label) return;
+  if (wait.label.kind == OperationKind::kSend) failPointToPoint(received, sender, wait);
+  const MessageLabel& expected = wait.label;
+  const std::string from = "rank " + std::to_string(sender);
+  if (received.number < expected.number)
+    fail(loomInvalidUsage,
+         wait.describe() + " received from " + from + " a message of its " + received.describe() +
+             ", an earlier collective, while this rank runs " + expected.describe() + ": in collective #" +
+             std::to_string(received.number) +
+             " that rank sent more than this rank read, so the ranks passed different arguments to it");
+  if (received.number > expected.number)
+    fail(loomInvalidUsage, wait.describe() + " received from " + from + " a message of its " + received.describe() +
+                               ", a later collective, while this rank runs " + expected.describe() +
+                               ": that rank finished collective #" + std::to_string(expected.number) +
+                               " without sending what this rank waits for, so the ranks passed "
+                               "different arguments to it");
+  fail(loomInvalidUsage, wait.describe() + " does not match " + from + ": that rank called " + received.describe() +
+                             ", this rank " + expected.describe() +
+                             " (every rank must make the same collective calls, in the same order, with the same "
+                             "count, datatype, op and root)");
+}
+
+}  // namespace loom
