@@ -21,12 +21,15 @@ struct RankContext {
   // A body that destroys or aborts comm itself sets this, so the harness
   // does not destroy it again.
   bool* commReleased;
+  // The job's unique id, for bodies that create communicators themselves.
+  const loomUniqueId* id;
 };
 
 struct HarnessOptions {
   int64_t timeoutMs = 60000;  // the communicators' timeout: a broken test fails in a minute
   int waitSeconds = 240;      // processes still running after this are killed and the test fails
   bool createComm = true;     // false: the body gets comm == nullptr and makes its own
+  int killedRank = -1;        // processes: this rank is meant to die by SIGKILL (a fault test)
 };
 
 using RankBody = std::function<void(const RankContext&)>;

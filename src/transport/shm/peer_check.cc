@@ -1,6 +1,8 @@
 #include "transport/shm/peer_check.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,13 +11,21 @@
 #include "base/error.h"
 
 namespace loom::shm {
-namespace {
 
-bool processGone(pid_t pid) {
-  return pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
+bool processExited(pid_t pid) {
+  if (pid <= 0 || pid == getpid()) return false;
+  const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) {
+    if (errno == ESRCH) return true;
+    // No pidfds here (ENOSYS), or no descriptor to spare: kill() still
+    // tells a process that is gone from one that is not (zombies aside).
+    return kill(pid, 0) != 0 && errno == ESRCH;
+  }
+  pollfd exited{fd, POLLIN, 0};
+  const bool gone = poll(&exited, 1, 0) == 1;
+  close(fd);
+  return gone;
 }
-
-}  // namespace
 
 void checkPeer(const WaitContext& ctx, const WaitTarget& target, Waitable& connection) {
   if (target.peerStatus != nullptr && target.peerStatus->failed.load(std::memory_order_acquire) == StatusPage::kFailed)
@@ -37,7 +47,7 @@ void checkPeer(const WaitContext& ctx, const WaitTarget& target, Waitable& conne
                                  ": the ranks passed different arguments to collective #" +
                                  std::to_string(ctx.call->number));
   }
-  if (processGone(target.peerPid))
+  if (processExited(target.peerPid))
     fail(loomRemoteError, ctx.describe() + " failed: rank " + std::to_string(target.peerRank) + " (pid " +
                               std::to_string(target.peerPid) + ") exited while this rank was waiting for it " +
                               connection.peerMustDo());

@@ -25,4 +25,10 @@ struct WaitTarget {
 // moved on, since it may have moved on after posting what this rank needs.
 void checkPeer(const WaitContext& ctx, const WaitTarget& target, Waitable& connection);
 
+// Whether the process has ended. Through a pidfd, which is readable once the
+// process has exited, so a dead peer that nobody has reaped yet (a zombie,
+// which kill(pid, 0) still finds) counts as gone; kill(pid, 0) where pidfds
+// are missing (Linux before 5.3). Never true for this process.
+bool processExited(pid_t pid);
+
 }  // namespace loom::shm

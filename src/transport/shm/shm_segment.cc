@@ -12,73 +12,84 @@
 namespace loom::shm {
 namespace {
 
-void* mapFd(int fd, size_t bytes, const std::string& name) {
+void* mapFd(int fd, size_t bytes, const std::string& what) {
   void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (data == MAP_FAILED) failSystem("cannot map shared memory segment " + name, errno);
+  if (data == MAP_FAILED) failSystem("cannot map " + what, errno);
   return data;
 }
 
 }  // namespace
 
-ShmSegment ShmSegment::create(const std::string& name, size_t bytes) {
-  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) failSystem("cannot create shared memory segment " + name, errno);
-  // posix_fallocate rather than ftruncate: a full /dev/shm fails here with
-  // ENOSPC instead of SIGBUS on first touch, deep inside a collective.
+ShmSegment ShmSegment::create(const std::string& label, size_t bytes) {
+  int fd = memfd_create(label.c_str(), MFD_CLOEXEC);
+  if (fd < 0) failSystem("cannot create a shared memory file (memfd_create)", errno);
+  // posix_fallocate rather than ftruncate: memory that is not there fails
+  // here with ENOSPC instead of SIGBUS on first touch, deep inside a collective.
   int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
   if (rc != 0) {
     close(fd);
-    shm_unlink(name.c_str());
-    failSystem("cannot size shared memory segment " + name + " to " + std::to_string(bytes) +
-                   " bytes (is /dev/shm too small? see LOOM_SHM_SLOT_BYTES)",
+    failSystem("cannot size a shared memory file to " + std::to_string(bytes) +
+                   " bytes (is memory short? see LOOM_SHM_SLOT_BYTES and LOOM_SHM_SLOTS)",
                rc);
   }
-  void* data = nullptr;
   try {
-    data = mapFd(fd, bytes, name);
+    return ShmSegment(fd, mapFd(fd, bytes, "a shared memory file of " + std::to_string(bytes) + " bytes"), bytes);
   } catch (...) {
     close(fd);
-    shm_unlink(name.c_str());
     throw;
   }
-  close(fd);
-  return ShmSegment(name, data, bytes, true);
 }
 
-ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
-  int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) failSystem("cannot open a peer's shared memory segment " + name, errno);
+ShmSegment ShmSegment::open(const SegmentAddress& address, size_t bytes, const std::string& owner) {
+  const std::string path = "/proc/" + std::to_string(address.pid) + "/fd/" + std::to_string(address.fd);
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    failSystem("cannot open the shared memory of " + owner + " (" + path +
+                   "): ranks that share a host must run as the same user in one pid namespace; give the others "
+                   "another LOOM_HOST_ID",
+               errno);
   struct stat info {};
-  if (fstat(fd, &info) != 0 || static_cast<size_t>(info.st_size) < bytes) {
+  if (fstat(fd, &info) != 0 || static_cast<uint64_t>(info.st_dev) != address.device ||
+      static_cast<uint64_t>(info.st_ino) != address.inode) {
     close(fd);
-    fail(loomRemoteError, "the peer's shared memory segment " + name + " is smaller than the " + std::to_string(bytes) +
-                              " bytes expected (peers disagree on LOOM_SHM_*?)");
+    fail(loomRemoteError, path + " is not the shared memory " + owner +
+                              " created (is that rank in another pid namespace? give it another LOOM_HOST_ID)");
+  }
+  if (static_cast<size_t>(info.st_size) < bytes) {
+    close(fd);
+    fail(loomRemoteError, "the shared memory of " + owner + " holds " + std::to_string(info.st_size) +
+                              " bytes, not the " + std::to_string(bytes) + " expected (peers disagree on LOOM_SHM_*?)");
   }
   void* data = nullptr;
   try {
-    data = mapFd(fd, bytes, name);
+    data = mapFd(fd, bytes, "the shared memory of " + owner);
   } catch (...) {
     close(fd);
     throw;
   }
   close(fd);
-  return ShmSegment(name, data, bytes, false);
+  return ShmSegment(-1, data, bytes);
 }
 
-ShmSegment::ShmSegment(ShmSegment&& other) noexcept
-    : name_(std::move(other.name_)), data_(other.data_), bytes_(other.bytes_), linked_(other.linked_) {
+ShmSegment::ShmSegment(ShmSegment&& other) noexcept : fd_(other.fd_), data_(other.data_), bytes_(other.bytes_) {
+  other.fd_ = -1;
   other.data_ = nullptr;
-  other.linked_ = false;
 }
 
 ShmSegment::~ShmSegment() {
-  if (linked_) shm_unlink(name_.c_str());
+  closeFile();
   if (data_ != nullptr) munmap(data_, bytes_);
 }
 
-void ShmSegment::unlink() {
-  if (linked_) shm_unlink(name_.c_str());
-  linked_ = false;
+SegmentAddress ShmSegment::address() const {
+  struct stat info {};
+  if (fd_ < 0 || fstat(fd_, &info) != 0) return {};
+  return {getpid(), fd_, static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino)};
+}
+
+void ShmSegment::closeFile() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
 }
 
 }  // namespace loom::shm

@@ -9,17 +9,10 @@
 #include "base/error.h"
 #include "bootstrap/unique_id.h"
 #include "transport/shm/cross_memory_attach.h"
+#include "transport/shm/peer_check.h"
 
 namespace loom::shm {
 namespace {
-
-std::string uniqueSegmentName(int rank) {
-  bootstrap::Secret random = bootstrap::randomSecret();
-  char name[64];
-  std::snprintf(name, sizeof(name), "/loom-%d-%02x%02x%02x%02x%02x%02x-r%d", static_cast<int>(getpid()), random[0],
-                random[1], random[2], random[3], random[4], random[5], rank);
-  return name;
-}
 
 // Every rank's FIFO geometry must match, or slot boundaries would disagree.
 std::string describeGeometry(const FifoGeometry& g) {
@@ -57,40 +50,39 @@ ShmTransport::ShmTransport(int rank, const std::vector<int>& peers, const std::v
   std::string entry;
   std::vector<const void*> probes(pids.size(), nullptr);
   if (!peers.empty()) {
-    ShmSegment own = ShmSegment::create(uniqueSegmentName(rank), segmentBytes);
+    ShmSegment own = ShmSegment::create("loom-r" + std::to_string(rank), segmentBytes);
     StatusPage& ownStatus = *static_cast<StatusPage*>(own.data());
     bootstrap::Secret probe = bootstrap::randomSecret();
     static_assert(sizeof(probe) == sizeof(ownStatus.memoryProbe));
     std::memcpy(ownStatus.memoryProbe, probe.data(), sizeof(probe));
     char probeAddress[32];
     std::snprintf(probeAddress, sizeof(probeAddress), "%p", static_cast<void*>(ownStatus.memoryProbe));
-    // "<segment name> <FIFO geometry> <group size> <address of memoryProbe in this process>"
-    entry = own.name() + " " + describeGeometry(geometry) + " " + std::to_string(groupSize) + " " + probeAddress;
+    // "<pid> <fd> <device> <inode> <FIFO geometry> <group size> <address of memoryProbe in this process>"
+    const SegmentAddress at = own.address();
+    entry = std::to_string(at.pid) + " " + std::to_string(at.fd) + " " + std::to_string(at.device) + " " +
+            std::to_string(at.inode) + " " + describeGeometry(geometry) + " " + std::to_string(groupSize) + " " +
+            probeAddress;
     segments_.resize(groupSize);
     segments_[members_[rank]].emplace(std::move(own));
   }
   std::vector<std::string> entries = rendezvous.allGather(entry);
 
-  for (int peer : peers) {
-    char name[256] = {}, theirGeometry[64] = {};
-    size_t theirGroup = 0;
-    void* theirProbe = nullptr;
-    if (std::sscanf(entries[peer].c_str(), "%255s %63s %zu %p", name, theirGeometry, &theirGroup, &theirProbe) != 4)
-      fail(loomRemoteError, "rank " + std::to_string(peer) + " sent a malformed shared-memory segment entry at init");
-    if (describeGeometry(geometry) != theirGeometry)
-      fail(loomInvalidUsage, "rank " + std::to_string(peer) + " uses shared-memory FIFOs '" + theirGeometry +
-                                 "' but rank " + std::to_string(rank) + " uses '" + describeGeometry(geometry) +
-                                 "': set LOOM_SHM_SLOTS and LOOM_SHM_SLOT_BYTES alike on every rank");
-    if (theirGroup != groupSize)
-      fail(loomInternalError, "rank " + std::to_string(peer) + " counts " + std::to_string(theirGroup) +
-                                  " ranks on this host and rank " + std::to_string(rank) + " counts " +
-                                  std::to_string(groupSize));
-    segments_[members_[peer]].emplace(ShmSegment::open(name, segmentBytes));
-    probes[peer] = theirProbe;
+  try {
+    mapPeers(peers, entries, geometry, segmentBytes, probes);
+    // Only after every rank has mapped every segment may the files go.
+    rendezvous.barrier();
+  } catch (const Error&) {
+    // A rank that died during init makes others fail here in ways that
+    // point elsewhere (its peers close their segments as they give up):
+    // name the dead one if there is one.
+    for (int peer : peers)
+      if (processExited(pids[peer]))
+        fail(loomRemoteError, "rank " + std::to_string(peer) + " (pid " + std::to_string(pids[peer]) +
+                                  ") exited during init, while rank " + std::to_string(rank) +
+                                  " was mapping the shared memory of the ranks on its host");
+    throw;
   }
-  // Only after every rank has mapped every segment may the names go.
-  rendezvous.barrier();
-  if (!peers.empty()) segments_[members_[rank]]->unlink();
+  if (!peers.empty()) segments_[members_[rank]]->closeFile();
 
   send_.resize(groupSize * kChannels);
   recv_.resize(groupSize * kChannels);
@@ -108,6 +100,35 @@ ShmTransport::ShmTransport(int rank, const std::vector<int>& peers, const std::v
     }
   }
   if (tryPeerMemory) agreeOnPeerMemory(pids, probes, rendezvous);
+}
+
+void ShmTransport::mapPeers(const std::vector<int>& peers, const std::vector<std::string>& entries,
+                            FifoGeometry geometry, size_t segmentBytes, std::vector<const void*>& probes) {
+  const size_t groupSize = group_.size();
+  for (int peer : peers) {
+    int pid = 0, fd = -1;
+    unsigned long long device = 0, inode = 0;
+    char theirGeometry[64] = {};
+    size_t theirGroup = 0;
+    void* theirProbe = nullptr;
+    if (std::sscanf(entries[peer].c_str(), "%d %d %llu %llu %63s %zu %p", &pid, &fd, &device, &inode, theirGeometry,
+                    &theirGroup, &theirProbe) != 7 ||
+        pid <= 0 || fd < 0)
+      fail(loomRemoteError, "rank " + std::to_string(peer) +
+                                " sent a malformed shared-memory segment entry at init: '" +
+                                entries[peer].substr(0, 120) + "'");
+    if (describeGeometry(geometry) != theirGeometry)
+      fail(loomInvalidUsage, "rank " + std::to_string(peer) + " uses shared-memory FIFOs '" + theirGeometry +
+                                 "' but rank " + std::to_string(rank_) + " uses '" + describeGeometry(geometry) +
+                                 "': set LOOM_SHM_SLOTS and LOOM_SHM_SLOT_BYTES alike on every rank");
+    if (theirGroup != groupSize)
+      fail(loomInternalError, "rank " + std::to_string(peer) + " counts " + std::to_string(theirGroup) +
+                                  " ranks on this host and rank " + std::to_string(rank_) + " counts " +
+                                  std::to_string(groupSize));
+    const SegmentAddress address{static_cast<pid_t>(pid), fd, device, inode};
+    segments_[members_[peer]].emplace(ShmSegment::open(address, segmentBytes, "rank " + std::to_string(peer)));
+    probes[peer] = theirProbe;
+  }
 }
 
 // Every rank reads every peer's probe through process_vm_readv; single-copy

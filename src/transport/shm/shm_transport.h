@@ -62,6 +62,9 @@ class ShmTransport final : public Transport {
   std::unique_ptr<PeerMemory> peerMemory_;
   std::string peerMemoryUnavailable_;
 
+  // Maps every peer's segment from its init entry.
+  void mapPeers(const std::vector<int>& peers, const std::vector<std::string>& entries, FifoGeometry geometry,
+                size_t segmentBytes, std::vector<const void*>& probes);
   void agreeOnPeerMemory(const std::vector<pid_t>& pids, const std::vector<const void*>& probes,
                          bootstrap::RendezvousClient& rendezvous);
 };
