@@ -74,7 +74,7 @@ void Engine::wakeForPosted() {
 template <typename Body>
 bool Engine::driveIfFree(Body&& body) {
   if (!driveMutex_.try_lock()) return false;
-  driving_.store(true);
+  driving_.store(true, std::memory_order_relaxed);  // the lock ordered it; readers only need it eventually
   body();
   driving_.store(false);
   driveMutex_.unlock();

@@ -143,8 +143,11 @@ void printStartup(int rank) {
 
 }  // namespace
 
+std::atomic<int> logLevelCeiling{static_cast<int>(LogLevel::kTrace)};
+
 bool logEnabled(LogLevel level, const char* subsys) {
   const LogSettings& settings = logSettings();
+  logLevelCeiling.store(static_cast<int>(settings.level), std::memory_order_relaxed);
   if (static_cast<int>(level) > static_cast<int>(settings.level)) return false;
   return subsystemSelected(settings, subsys);
 }

@@ -9,6 +9,7 @@
 // hwloc), followed by every LOOM_* variable that is set (subsystem ENV).
 #pragma once
 
+#include <atomic>
 #include <sstream>
 #include <string>
 
@@ -21,6 +22,9 @@ enum class LogLevel { kNone = 0, kVersion = 1, kWarn = 2, kInfo = 3, kTrace = 4 
 inline constexpr const char* kLogSubsystems[] = {"INIT", "BOOTSTRAP", "ENV", "TUNING", "COLL", "GRAPH", "SHM"};
 
 bool logEnabled(LogLevel level, const char* subsys);
+// The most verbose level enabled, once the settings are read (kTrace until
+// then): lets a disabled line cost one load on paths like a blocking call.
+extern std::atomic<int> logLevelCeiling;
 void logLine(LogLevel level, const char* subsys, int rank, const std::string& message);
 
 // Prints the banner and the LOOM_* variables once per process if the level
@@ -31,13 +35,14 @@ void logStartup();
 }  // namespace loom
 
 // Builds the message only when the line will be printed.
-#define LOOM_LOG(level, subsys, rank, stream_expr)              \
-  do {                                                          \
-    if (::loom::logEnabled(level, subsys)) {                    \
-      std::ostringstream loom_log_os_;                          \
-      loom_log_os_ << stream_expr;                              \
-      ::loom::logLine(level, subsys, rank, loom_log_os_.str()); \
-    }                                                           \
+#define LOOM_LOG(level, subsys, rank, stream_expr)                                            \
+  do {                                                                                        \
+    if (static_cast<int>(level) <= ::loom::logLevelCeiling.load(std::memory_order_relaxed) && \
+        ::loom::logEnabled(level, subsys)) {                                                  \
+      std::ostringstream loom_log_os_;                                                        \
+      loom_log_os_ << stream_expr;                                                            \
+      ::loom::logLine(level, subsys, rank, loom_log_os_.str());                               \
+    }                                                                                         \
   } while (0)
 
 #define LOOM_WARN(subsys, rank, s) LOOM_LOG(::loom::LogLevel::kWarn, subsys, rank, s)
