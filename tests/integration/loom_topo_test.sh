@@ -97,6 +97,19 @@ if timeout 20 "$TOPO" --topo-file "$WORK/bad.xml" >"$WORK/out" 2>&1; then fail "
 expect_line "bad.xml:3: <pci> has bus id 'zz' which is not a PCI address"
 pass "bad file rejected with file and line"
 
+# A number no int holds, in an hwloc file (std::stoi once threw out of the
+# reader and loom-topo ended in std::terminate): exit 1, file:line, the value.
+sed 's/name="CPUFamilyNumber" value="6"/name="CPUFamilyNumber" value="4294967296"/' \
+  "$DATA/aws-g4dn-metal-8xT4-pcie.hwloc.xml" >"$WORK/family.xml"
+set +e
+timeout 20 "$TOPO" --no-versions --topo-file "$WORK/family.xml" >"$WORK/out" 2>&1
+status=$?
+set -e
+[[ $status -eq 1 ]] || fail "CPUFamilyNumber beyond int: exit status $status, expected 1"
+expect_line '^loom-topo: .*family\.xml:30: <info name="CPUFamilyNumber"> of <object type="Package"> has value="4294967296"'
+if grep -q terminate "$WORK/out"; then fail "std::terminate"; fi
+pass "hwloc number beyond int: a sentence with file and line, exit 1"
+
 # This machine (CPU-only, maybe a container): versions, tree, and a short --check.
 timeout 60 "$TOPO" --ranks 4 --map-by core >"$WORK/out" 2>&1 || fail "this machine exited $?"
 expect_line '^  Loom: +[0-9]+\.[0-9]+\.[0-9]+'
