@@ -1,4 +1,5 @@
-// Topology files with numbers no int holds (docs/RELIABILITY.md, "Topology
+// Topology files with numbers no int holds, and the path search that the
+// reports of large machines depend on (docs/RELIABILITY.md, "Topology
 // input"). Each case failed before its fix: an exception that was no
 // loom::Error (std::terminate in loom-topo), a value silently wrapped into
 // another, or a signed overflow.
@@ -12,6 +13,7 @@
 #include "loom_topo/report.h"
 #include "support/topology_text.h"
 #include "topology/nccl_xml.h"
+#include "topology/paths.h"
 #include "topology/topology_file.h"
 
 namespace loom::topo {
@@ -137,6 +139,59 @@ TEST(TopologyInput, TreeSumsNvlinkLanesWithoutOverflowAndReadsThemAsTheReaderDoe
   printTree(tree, *t);
   EXPECT_NE(tree.str().find("NVLink 4294967312 lanes to peers the file does not name"), std::string::npos)
       << tree.str();
+}
+
+// Four GPUs: 0-1 and 1-3 one lane each, 0-2 and 2-3 four lanes each. NVB
+// from 0 to 3 goes through the first GPU (CUDA order) that NVLinks both,
+// as NCCL's search does, not through the widest: PathFinder must keep that.
+TEST(TopologyInput, NvbGoesThroughTheFirstGpuLinkedToBoth) {
+  auto gpuPci = [](int i, const std::string& links) {
+    return "    <pci busid=\"0000:0" + std::to_string(i + 1) + ":00.0\" class=\"0x030200\">\n      <gpu dev=\"" +
+           std::to_string(i) + "\" sm=\"80\">\n" + links + "      </gpu>\n    </pci>\n";
+  };
+  auto link = [](int to, int lanes) {
+    return "        <nvlink target=\"0000:0" + std::to_string(to + 1) + ":00.0\" count=\"" + std::to_string(lanes) +
+           "\" tclass=\"0x030200\"/>\n";
+  };
+  auto t = loadText("nvb.xml", oneCpu(gpuPci(0, link(1, 1) + link(2, 4)) + gpuPci(1, link(3, 1)) +
+                                      gpuPci(2, link(3, 4)) + gpuPci(3, "")));
+  std::vector<int> g = t->gpus();
+  ASSERT_EQ(g.size(), 4u);
+  PathFinder paths(*t);
+  Path p = paths.path(g[0], g[3]);
+  EXPECT_EQ(p.cls, PathClass::kNvb);
+  EXPECT_DOUBLE_EQ(p.bandwidthGBs, 20.0);  // via GPU1's one lane, not GPU2's four
+  EXPECT_DOUBLE_EQ(p.latencyUs, 2 * kNvlLatencyUs);
+  EXPECT_EQ(paths.path(g[3], g[0]).cls, PathClass::kNvb);
+  EXPECT_EQ(paths.path(g[0], g[2]).cls, PathClass::kNvl);
+  EXPECT_DOUBLE_EQ(paths.path(g[0], g[2]).bandwidthGBs, 80.0);
+  EXPECT_EQ(paths.path(g[1], g[2]).cls, PathClass::kNvb);  // 1-0-2 and 1-3-2: either is NVB
+  // The one-pair form agrees with the finder.
+  EXPECT_DOUBLE_EQ(path(*t, g[0], g[3]).bandwidthGBs, 20.0);
+}
+
+// Every pair of every fixture, both ways round, through one PathFinder and
+// through the one-pair form: a path does not depend on which end asks or on
+// how the caller computes it (classes are symmetric, as NCCL's matrix is).
+TEST(TopologyInput, PathFinderIsSymmetricAndAgreesWithThePairFormOnEveryFixture) {
+  for (const char* name : {"nvidia-dgx2-16xV100-nvswitch.hwloc.xml", "hgx-a100-8gpu-nvswitch-cx6.nccl-topo.xml",
+                           "hgx-h100-8gpu-nvswitch-vm.nccl-topo.xml", "gb200-nvl72-2trays-mnnvl.nccl-topo.xml",
+                           "llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml", "azure-ndv2-8xV100.nccl-topo.xml",
+                           "aws-p5-48xlarge-8xH100-32efa.nccl-topo.xml"}) {
+    auto t = readTopologyFile(std::string(LOOM_TEST_DATA_DIR) + "/topologies/" + name, nullptr);
+    PathFinder paths(*t);
+    std::vector<int> ids = matrixNodes(*t);
+    for (int a : ids) {
+      for (int b : ids) {
+        Path ab = paths.path(a, b), ba = paths.path(b, a), one = path(*t, a, b);
+        EXPECT_EQ(ab.cls, ba.cls) << name << " " << t->nodes[a].name << " " << t->nodes[b].name;
+        EXPECT_EQ(ab.cls, one.cls) << name;
+        EXPECT_DOUBLE_EQ(ab.bandwidthGBs, one.bandwidthGBs) << name;
+        EXPECT_DOUBLE_EQ(ab.latencyUs, one.latencyUs) << name;
+      }
+      EXPECT_EQ(paths.nearestNic(a), nearestNic(*t, a)) << name;
+    }
+  }
 }
 
 }  // namespace
