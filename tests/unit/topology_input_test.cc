@@ -141,6 +141,16 @@ TEST(TopologyInput, TreeSumsNvlinkLanesWithoutOverflowAndReadsThemAsTheReaderDoe
       << tree.str();
 }
 
+// An NVLink of 2^31 - 1 lanes is 4.4e10 GB/s: the tree decided "whole
+// number?" by casting to int, undefined for such a value (the nccl_xml
+// fuzzer; tests/fuzz/regressions/nccl_xml/bandwidth-beyond-int-in-tree.xml).
+TEST(TopologyInput, BandwidthBeyondIntPrintsAsAWholeNumber) {
+  EXPECT_EQ(gbsString(44238199738.2), "44238199738.2 GB/s");
+  EXPECT_EQ(gbsString(44000000000.0), "44000000000 GB/s");
+  EXPECT_EQ(gbsString(24.0), "24 GB/s");
+  EXPECT_EQ(gbsString(20.6), "20.6 GB/s");
+}
+
 // Four GPUs: 0-1 and 1-3 one lane each, 0-2 and 2-3 four lanes each. NVB
 // from 0 to 3 goes through the first GPU (CUDA order) that NVLinks both,
 // as NCCL's search does, not through the widest: PathFinder must keep that.

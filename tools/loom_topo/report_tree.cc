@@ -1,6 +1,7 @@
 // The machine as an indented tree: packages, NUMA nodes with their CPUs and
 // memory, and below each NUMA node the PCI switches, GPUs and NICs.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -113,8 +114,11 @@ std::string bytesString(uint64_t bytes) {
 }
 
 std::string gbsString(double gbs) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), gbs == static_cast<int>(gbs) ? "%.0f GB/s" : "%.1f GB/s", gbs);
+  // Whole numbers without a decimal. std::trunc, not a cast to int: a file
+  // can give an NVLink 2^31 lanes (4.4e10 GB/s), and casting a double an int
+  // cannot hold is undefined (found by the nccl_xml fuzzer).
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), gbs == std::trunc(gbs) ? "%.0f GB/s" : "%.1f GB/s", gbs);
   return buf;
 }
 
