@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "topology/hwloc_internal.h"
+#include "topology/int_text.h"
 
 namespace loom::topo::detail {
 
@@ -33,9 +34,10 @@ void addCpuIdentity(hwloc_topology_t h, Node& node, hwloc_obj_t numa) {
   if (pkg == nullptr) pkg = hwloc_get_next_obj_inside_cpuset_by_type(h, numa->cpuset, HWLOC_OBJ_PACKAGE, nullptr);
   if (pkg == nullptr) return;
   node.vendor = infoValue(pkg, "CPUVendor");
-  std::string family = infoValue(pkg, "CPUFamilyNumber"), model = infoValue(pkg, "CPUModelNumber");
-  if (!family.empty()) node.familyId = std::stoi(family);
-  if (!model.empty()) node.modelId = std::stoi(model);
+  // A file's values were checked before hwloc saw them (hwloc_xml_precheck.cc);
+  // one detection cannot parse stays unknown (-1).
+  node.familyId = parseDecimalInt(infoValue(pkg, "CPUFamilyNumber")).value_or(-1);
+  node.modelId = parseDecimalInt(infoValue(pkg, "CPUModelNumber")).value_or(-1);
 }
 
 // The NUMA id (NCCL's numaid) of each NUMA node, by hwloc logical index: its

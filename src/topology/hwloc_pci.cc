@@ -1,5 +1,7 @@
 // I/O side of an hwloc topology: the devices Loom cares about (GPUs, NICs,
 // NVSwitches), the PCI switches above them, and NVLink.
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 
@@ -145,7 +147,8 @@ void importNvlinks(hwloc_topology_t h, Topology& t) {
       uint64_t mbs = dist->values[i * n + j];
       int a = nodeOfNvlinkObject(t, dist->objs[i]), b = nodeOfNvlinkObject(t, dist->objs[j]);
       if (mbs == 0 || a < 0 || b < 0 || a == b) continue;
-      int lanes = std::max(1, static_cast<int>(std::lround(mbs / 25000.0)));
+      // Clamped: a file's matrix may hold any 64-bit value.
+      int lanes = static_cast<int>(std::clamp<long>(std::lround(mbs / 25000.0), 1, INT_MAX));
       int sm = std::max(t.nodes[a].sm, t.nodes[b].sm);
       t.addLink(a, b, LinkKind::kNvLink, lanes * nvlinkGBsPerLane(sm), kNvlLatencyUs, lanes);
     }

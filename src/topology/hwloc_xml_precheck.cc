@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "topology/int_text.h"
+
 namespace loom::topo {
 
 namespace {
@@ -72,10 +74,8 @@ constexpr EnumAttr kEnumAttrs[] = {
 };
 
 bool isNumberUpTo(const std::string& text, unsigned max) {
-  if (text.empty() || text.size() > 3) return false;
-  for (char c : text)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  return static_cast<unsigned>(std::stoi(text)) <= max;
+  std::optional<int> value = parseDecimalInt(text);
+  return value && static_cast<unsigned>(*value) <= max;
 }
 
 void checkEnums(const XmlDoc& doc, const xmlNode* n, const std::string& type) {
@@ -133,6 +133,21 @@ void checkPciAttrs(const XmlDoc& doc, const xmlNode* n, const std::string& type)
   }
 }
 
+// hwloc keeps <info> values as text; Loom reads these as ints
+// (hwloc_cpus.cc), and a number beyond int (CPUFamilyNumber="4294967296")
+// would otherwise be a wrong CPU identity in the dump, or an exception.
+void checkNumericInfos(const XmlDoc& doc, const xmlNode* object, const std::string& type) {
+  for (const xmlNode* c = object->children; c != nullptr; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE || elementName(c) != "info") continue;
+    std::string name = attrValue(c, "name");
+    if (name != "CPUFamilyNumber" && name != "CPUModelNumber") continue;
+    std::string value = attrValue(c, "value");
+    if (!parseDecimalInt(value))
+      doc.failAt(c, "<info name=\"", name, "\"> of <object type=\"", type, "\"> has value=\"", value,
+                 "\", which is not a whole number from 0 to 2147483647 (hwloc writes the CPU's decimal number)");
+  }
+}
+
 // hwloc keeps two objects with one PCI bus id (an edited or concatenated
 // file); a machine has one device per address, and Loom finds devices by it.
 void checkBusIdUnique(const XmlDoc& doc, const xmlNode* n, const std::string& type, std::map<std::string, int>& seen) {
@@ -158,6 +173,7 @@ void checkObjects(const XmlDoc& doc, const xmlNode* node, bool first, std::map<s
     checkEnums(doc, node, type);
     checkPciAttrs(doc, node, type);
     checkBusIdUnique(doc, node, type, busIds);
+    checkNumericInfos(doc, node, type);
     if (!isIoOrMisc(type)) {
       checkPair(doc, node, type, "cpuset", "complete_cpuset");
       checkPair(doc, node, type, "nodeset", "complete_nodeset");

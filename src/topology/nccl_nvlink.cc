@@ -7,9 +7,13 @@
 //     hide the switches a placeholder that is no PCI address ("fffffff:ffff:ff");
 //     NCCL treats all switches as one fabric, so every such GPU reaches every other;
 //   - tclass 0x068001: the CPU (POWER9 NVLink to the host), not modelled.
+#include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <sstream>
+#include <unordered_map>
+#include <utility>
 
 #include "core/logging.h"
 #include "topology/nccl_xml_internal.h"
@@ -20,22 +24,52 @@ namespace loom::topo {
 
 namespace {
 
-bool linked(const Topology& t, int a, int b) {
-  for (const Link& l : t.links) {
-    if (l.kind == LinkKind::kNvLink && ((l.a == a && l.b == b) || (l.a == b && l.b == a))) return true;
+// Nodes by bus id and NVLinks by their ends, kept as links and switches are
+// added: a file has an <nvlink> per GPU and lane group (18 per GPU on
+// NVLink 4), and a scan of every node and link for each was quadratic.
+class NvlinkIndex {
+ public:
+  explicit NvlinkIndex(const Topology& t) {
+    for (const Node& n : t.nodes) addNode(n);
+    for (const Link& l : t.links) addLink(l);
   }
-  return false;
-}
+  void addNode(const Node& n) {
+    if (!n.pci.busId.empty()) byBusId_[n.pci.busId].push_back(n.id);
+  }
+  void addLink(const Link& l) {
+    if (l.kind == LinkKind::kNvLink) linked_.insert(std::minmax(l.a, l.b));
+  }
+  bool linked(int a, int b) const { return linked_.count(std::minmax(a, b)) > 0; }
+  // Topology::findBusId: the first node with that bus id; -1 if none.
+  int find(const std::string& busId) const {
+    auto it = byBusId_.find(busId);
+    return it == byBusId_.end() ? -1 : it->second.front();
+  }
+  // Topology::gpusAtBusId: the GPUs among them (kinds can change while resolving).
+  std::vector<int> gpus(const Topology& t, const std::string& busId) const {
+    std::vector<int> out;
+    auto it = byBusId_.find(busId);
+    if (it == byBusId_.end()) return out;
+    for (int id : it->second) {
+      if (t.nodes[id].kind == NodeKind::kGpu) out.push_back(id);
+    }
+    return out;
+  }
+
+ private:
+  std::unordered_map<std::string, std::vector<int>> byBusId_;  // node ids in id order
+  std::set<std::pair<int, int>> linked_;
+};
 
 class NvlinkResolver {
  public:
-  NvlinkResolver(Topology& t, const XmlDoc& doc) : t_(t), doc_(doc) {}
+  NvlinkResolver(Topology& t, const XmlDoc& doc) : t_(t), doc_(doc), index_(t) {}
 
   void resolve(const PendingNvlink& p) {
     auto address = normalizeBusId(p.target);
     // The GPU's own bus id, which its other MLOPart partition shares too.
     if (address && *address == t_.nodes[p.gpu].pci.busId) return keepSelf(p);
-    int found = address ? t_.findBusId(*address) : -1;
+    int found = address ? index_.find(*address) : -1;
     if (found >= 0) return linkTo(p, found);
     if (isDisplayClass(p.tclass)) {
       if (!address) doc_.failAt(p.where, "<nvlink> has target '", p.target, "' which is not a PCI address");
@@ -110,11 +144,12 @@ class NvlinkResolver {
     // number of partitions of this GPU and, to a GPU, links every partition
     // of the peer. Lanes (count) stay as written, for the dump.
     double bw = p.count * nvlinkGBsPerLane(t_.nodes[p.gpu].sm);
-    bw /= static_cast<double>(t_.gpusAtBusId(t_.nodes[p.gpu].pci.busId).size());
-    std::vector<int> peers = k == NodeKind::kGpu ? t_.gpusAtBusId(peer.pci.busId) : std::vector<int>{target};
+    bw /= static_cast<double>(index_.gpus(t_, t_.nodes[p.gpu].pci.busId).size());
+    std::vector<int> peers = k == NodeKind::kGpu ? index_.gpus(t_, peer.pci.busId) : std::vector<int>{target};
     for (int to : peers) {
-      if (linked(t_, p.gpu, to)) continue;  // each GPU of a pair lists the link
+      if (index_.linked(p.gpu, to)) continue;  // each GPU of a pair lists the link
       t_.addLink(p.gpu, to, LinkKind::kNvLink, bw / static_cast<double>(peers.size()), kNvlLatencyUs, p.count);
+      index_.addLink(t_.links.back());
     }
   }
 
@@ -132,6 +167,7 @@ class NvlinkResolver {
     sw.implicit = true;
     sw.line = lineOf(p.where);
     int id = t_.addNode(std::move(sw));
+    index_.addNode(t_.nodes[id]);
     switches_[key] = id;
     return id;
   }
@@ -144,6 +180,7 @@ class NvlinkResolver {
 
   Topology& t_;
   const XmlDoc& doc_;
+  NvlinkIndex index_;
   std::map<std::string, int> switches_;
   int selfCount_ = 0, selfGpu_ = -1, unlistedCount_ = 0;
   const xmlNode *firstSelf_ = nullptr, *firstUnlisted_ = nullptr;

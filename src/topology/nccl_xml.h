@@ -3,7 +3,9 @@
 // dumps so a user can correct one line and load it back.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,12 @@ void writeNcclXmlFile(const Topology& t, const std::string& path);
 // NCCL's <cpu affinity>: 32-bit hex words, most significant first.
 std::string formatAffinity(const std::vector<int>& cpus, int words);
 bool parseAffinity(const std::string& text, std::vector<int>* cpus);
+
+// A number as NCCL reads it (strtol base 0): decimal or 0x-hex, optional
+// sign and surrounding spaces. Unlike strtol, a leading 0 stays decimal
+// (NCCL never writes octal) and trailing text is refused. nullopt if the
+// text is not a number.
+std::optional<int64_t> parseNcclNumber(const std::string& text);
 
 // Fill-in: copies into `file` what `detected` knows and the file omits.
 void fillFromDetected(Topology& file, const Topology& detected);

@@ -8,21 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "topology/nccl_xml.h"
 #include "topology/topology.h"
 #include "topology/xml_doc.h"
 
 namespace loom::topo {
 
-// A number as NCCL reads it (strtol base 0): decimal or 0x-hex, optional
-// sign and surrounding spaces. Unlike strtol, a leading 0 stays decimal
-// (NCCL never writes octal) and trailing text is refused. nullopt if the
-// text is not a number.
-std::optional<int64_t> parseNcclNumber(const std::string& text);
-
 // An attribute as a number (parseNcclNumber), or -1 when absent, empty or
 // negative: NCCL writes -1 for "unknown" (a NIC's speed, a GPU's dev, a
 // GPU's mlopart). Throws with file:line when it is not a number.
 int64_t ncclNumber(const XmlDoc& doc, const xmlNode* n, const char* attr);
+
+// The same for an attribute Loom (and NCCL) keep in an int: a value beyond
+// INT_MAX is refused with file:line rather than wrapped into another number
+// (familyid="4294967296" would read as 0, numaid="4294967297" as NUMA 1).
+int ncclInt(const XmlDoc& doc, const xmlNode* n, const char* attr);
 
 // Whether NCCL's network transport uses this <net> (ncclTopoAddNic): its
 // net attribute, absent meaning 1 (older dumps), "0" or empty meaning not

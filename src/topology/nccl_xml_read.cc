@@ -80,7 +80,10 @@ class NcclReader {
 
   // A number as NCCL writes it (decimal or 0x-hex), or -1 when absent, empty
   // or negative: NCCL writes -1 for "unknown" (a NIC's speed, a GPU's dev).
+  // integer() is for the attributes kept in an int, and refuses what an int
+  // cannot hold.
   int64_t number(const xmlNode* n, const char* attr) const { return ncclNumber(doc_, n, attr); }
+  int integer(const xmlNode* n, const char* attr) const { return ncclInt(doc_, n, attr); }
 
   void readCpu(const xmlNode* n) {
     Node cpu;
@@ -89,7 +92,7 @@ class NcclReader {
     if (attrValue(n, "numaid").find_first_not_of(" \t") == std::string::npos) {
       doc_.failAt(n, "<cpu> has no numaid attribute");
     }
-    cpu.numa = static_cast<int>(number(n, "numaid"));  // -1: sysfs did not know (NCCL writes it so)
+    cpu.numa = integer(n, "numaid");  // -1: sysfs did not know (NCCL writes it so)
     if (cpu.numa >= 0 && numaLines_.count(cpu.numa)) {
       doc_.failAt(n, "<cpu> numaid=\"", std::to_string(cpu.numa), "\" was already defined on line ",
                          std::to_string(numaLines_[cpu.numa]));
@@ -102,9 +105,9 @@ class NcclReader {
     checkOverlap(n, cpu);
     cpu.arch = attrValue(n, "arch");
     cpu.vendor = attrValue(n, "vendor");
-    cpu.familyId = static_cast<int>(number(n, "familyid"));
-    cpu.modelId = static_cast<int>(number(n, "modelid"));
-    cpu.package = static_cast<int>(number(n, "package"));
+    cpu.familyId = integer(n, "familyid");
+    cpu.modelId = integer(n, "modelid");
+    cpu.package = integer(n, "package");
     int64_t memory = number(n, "memory");
     cpu.memoryBytes = memory > 0 ? static_cast<uint64_t>(memory) : 0;
     cpu.extra = extras(n, kCpuAttrs);
@@ -155,15 +158,15 @@ class NcclReader {
       doc_.failAt(n, "<pci> bus id ", p.busId, " was already used on line ", std::to_string(busLines_[p.busId]));
     }
     busLines_[p.busId] = lineOf(n);
-    p.classCode = static_cast<int32_t>(number(n, "class"));
-    p.vendor = static_cast<int32_t>(number(n, "vendor"));
-    p.device = static_cast<int32_t>(number(n, "device"));
-    p.subVendor = static_cast<int32_t>(number(n, "subsystem_vendor"));
-    p.subDevice = static_cast<int32_t>(number(n, "subsystem_device"));
+    p.classCode = integer(n, "class");
+    p.vendor = integer(n, "vendor");
+    p.device = integer(n, "device");
+    p.subVendor = integer(n, "subsystem_vendor");
+    p.subDevice = integer(n, "subsystem_device");
     // sysfs writes "Unknown" (or nothing) for links it cannot read; NCCL
     // then assumes a default rate, and Loom its default bandwidth.
     p.linkSpeed = attrValue(n, "link_speed");
-    p.linkWidth = static_cast<int>(std::max<int64_t>(0, number(n, "link_width")));
+    p.linkWidth = std::max(0, integer(n, "link_width"));
     return p;
   }
 
@@ -235,7 +238,7 @@ class NcclReader {
   // is a Loom GPU; the same partition twice is two ranks on one device, which
   // Loom, placing ranks on devices, models once.
   void readGpu(const xmlNode* n, int pciNode, double pciGBs) {
-    int part = static_cast<int>(number(n, "mlopart"));
+    int part = integer(n, "mlopart");
     if (part > 1) {
       doc_.failAt(n, "<gpu> has mlopart=\"", part, "\"; NCCL splits a GPU into at most two partitions (0 and 1)");
     }
@@ -253,10 +256,10 @@ class NcclReader {
     int id = seen.size() == 1 ? pciNode : addPartition(pciNode, n, pciGBs);
     Node& gpu = t_->nodes[id];
     gpu.mloPart = part;
-    gpu.gpuDev = static_cast<int>(number(n, "dev"));
-    gpu.sm = static_cast<int>(number(n, "sm"));
-    gpu.gpuRank = static_cast<int>(number(n, "rank"));
-    gpu.gpuGdr = static_cast<int>(number(n, "gdr"));
+    gpu.gpuDev = integer(n, "dev");
+    gpu.sm = integer(n, "sm");
+    gpu.gpuRank = integer(n, "rank");
+    gpu.gpuGdr = integer(n, "gdr");
     gpu.gpuExtra = extras(n, kGpuAttrs);
     for (xmlNode* c : elements(n)) {
       std::string name = elementName(c);
@@ -268,9 +271,8 @@ class NcclReader {
         other(c, "gpu", "<nvlink>");
         continue;
       }
-      int64_t count = number(c, "count");
-      pending_.push_back({id, attrValue(c, "target"), count > 0 ? static_cast<int>(count) : 1,
-                          static_cast<int32_t>(number(c, "tclass")), c});
+      int count = integer(c, "count");
+      pending_.push_back({id, attrValue(c, "target"), count > 0 ? count : 1, integer(c, "tclass"), c});
     }
   }
 
@@ -297,8 +299,8 @@ class NcclReader {
       NetPort port;
       port.name = attrValue(c, "name");
       port.speedMbps = number(c, "speed");
-      port.port = static_cast<int>(number(c, "port"));
-      port.gdr = static_cast<int>(number(c, "gdr"));
+      port.port = integer(c, "port");
+      port.gdr = integer(c, "gdr");
       port.extra = extras(c, kNetAttrs);
       if (!usedByNetTransport(doc_, c)) {
         nic.nonNetPorts.push_back(std::move(port));

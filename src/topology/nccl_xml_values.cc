@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 
 #include "core/logging.h"
@@ -35,6 +36,15 @@ int64_t ncclNumber(const XmlDoc& doc, const xmlNode* n, const char* attr) {
   std::optional<int64_t> x = parseNcclNumber(v);
   if (!x) doc.failAt(n, "<", elementName(n), "> has ", attr, "=\"", v, "\" which is not a number");
   return *x < 0 ? -1 : *x;
+}
+
+int ncclInt(const XmlDoc& doc, const xmlNode* n, const char* attr) {
+  int64_t v = ncclNumber(doc, n, attr);
+  if (v > INT_MAX) {
+    doc.failAt(n, "<", elementName(n), "> has ", attr, "=\"", attrValue(n, attr), "\", which is beyond ", INT_MAX,
+               ", the largest value this attribute can hold");
+  }
+  return static_cast<int>(v);
 }
 
 bool usedByNetTransport(const XmlDoc& doc, const xmlNode* net) {

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
 #include <map>
 
 #include "topology/pci.h"
@@ -60,7 +61,7 @@ struct Nvml {
 
 // NVML writes "00000000:17:00.0"; Loom's canonical form has a 4-digit domain.
 std::string canonical(const nvmlPciInfo_t& p) {
-  std::string id = p.busId;
+  std::string id(p.busId, strnlen(p.busId, sizeof(p.busId)));  // a driver need not terminate it
   if (id.size() > 12) id = id.substr(id.size() - 12);
   auto n = normalizeBusId(id);
   return n ? *n : id;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "topology/topology.h"
 
@@ -28,12 +29,50 @@ struct Path {
   double latencyUs = 0;     // summed over the links crossed
 };
 
-// Any two nodes of one topology (CPU nodes included: LOC or SYS between
-// NUMA nodes, PHB or SYS between a NUMA node and a device).
-Path path(const Topology& t, int a, int b);
+// Paths between many pairs of one topology (path_finder.cc). Construction
+// indexes the graph once, in O(nodes + links): each node's PCI uplink and
+// depth, the NVLink between any two nodes, each GPU's NVLink peers and its
+// bandwidth into the NVSwitch fabric. A pair then costs O(PCI depth +
+// NVLink peers) instead of scans of every link and GPU, which made the
+// reports of a 400-GPU file take a minute (docs/RELIABILITY.md, "Topology
+// input"). The topology must not change while a PathFinder on it is used.
+class PathFinder {
+ public:
+  explicit PathFinder(const Topology& t);
 
-// The NIC with the best path from `device` (class first, then bandwidth);
-// -1 when the machine has none. RDMA NICs win over plain Ethernet ties.
+  // Any two nodes (CPU nodes included: LOC or SYS between NUMA nodes, PHB or
+  // SYS between a NUMA node and a device).
+  Path path(int a, int b) const;
+
+  // The NIC with the best path from `device` (class first, then bandwidth);
+  // -1 when the machine has none. RDMA NICs win over plain Ethernet ties.
+  int nearestNic(int device) const;
+
+ private:
+  const Link* nvlinkBetween(int a, int b) const;
+  bool nvlinkPath(int a, int b, Path* p) const;
+  Path treePath(int a, int b) const;
+  void crossUp(int from, int hops, Path* p) const;
+
+  const Topology& t_;
+  std::vector<int> nics_;
+  std::vector<const Link*> uplink_;           // PCI link to the parent, per node
+  std::vector<int> depth_;                    // hops to the root of its tree
+  std::vector<int> root_;                     // that root (a CPU node, or the node itself)
+  std::vector<double> sysGBs_;                // a root's socket interconnect; kLocalGBs if not a CPU
+  std::vector<double> fabricGBs_;             // NVLink into the NVSwitch fabric, per node
+  std::vector<std::vector<int>> nvlinkGpus_;  // NVLink peers that are GPUs, per node
+  std::vector<int> gpuOrder_;                 // position in t.gpus(), per node; -1 not a GPU
+  struct Peer {
+    int node;
+    const Link* link;  // the first NVLink between the two, in file order
+  };
+  std::vector<std::vector<Peer>> nvlinks_;  // NVLink peers by node id, per node
+};
+
+// One pair, or one device's nearest NIC: each indexes the topology anew
+// (O(nodes + links)); for many, make one PathFinder.
+Path path(const Topology& t, int a, int b);
 int nearestNic(const Topology& t, int device);
 
 // Usable figures Loom assumes where the source gives none (NCCL's numbers).

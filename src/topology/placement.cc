@@ -29,7 +29,8 @@ int32_t common(const Topology& t, const std::vector<int>& cpus, Field field) {
   return values.size() == 1 ? *values.begin() : -1;
 }
 
-RankPlacement placementOf(const Topology& t, const std::vector<int>& cpus, const std::string& host) {
+RankPlacement placementOf(const Topology& t, const PathFinder& paths, const std::vector<int>& cpus,
+                          const std::string& host) {
   RankPlacement p;
   std::memset(&p, 0, sizeof(p));
   std::strncpy(p.host, host.c_str(), sizeof(p.host) - 1);
@@ -41,7 +42,7 @@ RankPlacement placementOf(const Topology& t, const std::vector<int>& cpus, const
   p.package = common(t, cpus, [](const Pu& pu) { return pu.package; });
   p.numa = common(t, cpus, [](const Pu& pu) { return pu.numa; });
   int cpuNode = t.cpuNodeOfNuma(p.numa);
-  int nic = cpuNode >= 0 ? nearestNic(t, cpuNode) : -1;
+  int nic = cpuNode >= 0 ? paths.nearestNic(cpuNode) : -1;
   if (nic >= 0) std::strncpy(p.nic, t.nodes[nic].name.c_str(), sizeof(p.nic) - 1);
   return p;
 }
@@ -79,11 +80,15 @@ RankPlacement ownPlacement(const Topology& topology) {
   for (int c = 0; c < CPU_SETSIZE; c++) {
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   }
-  return placementOf(topology, cpus, thisHost());
+  return placementOf(topology, PathFinder(topology), cpus, thisHost());
 }
 
 RankPlacement placementOfCpu(const Topology& topology, int cpu, const std::string& host) {
-  return placementOf(topology, cpu >= 0 ? std::vector<int>{cpu} : std::vector<int>{}, host);
+  return placementOfCpu(topology, PathFinder(topology), cpu, host);
+}
+
+RankPlacement placementOfCpu(const Topology& topology, const PathFinder& paths, int cpu, const std::string& host) {
+  return placementOf(topology, paths, cpu >= 0 ? std::vector<int>{cpu} : std::vector<int>{}, host);
 }
 
 std::vector<RankPlacement> simulatePlacements(const Topology& topology, int n, const std::string& mapBy) {
@@ -98,11 +103,12 @@ std::vector<RankPlacement> simulatePlacements(const Topology& topology, int n, c
   for (auto& [key, list] : buckets) order.push_back(&list);
   std::vector<size_t> next(order.size(), 0);
   std::string host = topology.hostname.empty() ? "localhost" : topology.hostname;
+  const PathFinder paths(topology);
   std::vector<RankPlacement> out;
   for (int r = 0; r < n; r++) {
     size_t b = static_cast<size_t>(r) % order.size();
     const Slot& s = (*order[b])[next[b]++ % order[b]->size()];
-    RankPlacement p = placementOfCpu(topology, s.cpu, host);
+    RankPlacement p = placementOfCpu(topology, paths, s.cpu, host);
     if (s.cpu < 0) {  // no CPU to look up: take the slot's own location
       p.package = s.package;
       p.numa = s.numa;

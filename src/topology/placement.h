@@ -12,6 +12,8 @@
 
 namespace loom::topo {
 
+class PathFinder;  // topology/paths.h
+
 // What one rank tells the others at init (fixed-size, trivially copyable so it can be exchanged as bytes).
 struct RankPlacement {
   char host[64];      // hostname, NUL-terminated
@@ -46,8 +48,10 @@ struct RingCrossings {
 };
 RingCrossings countCrossings(const std::vector<RankPlacement>& ranks, const std::vector<int>& ring);
 
-// Placement of a rank bound to one CPU of `topology`.
+// Placement of a rank bound to one CPU of `topology`; for many ranks, pass
+// one PathFinder on `topology` (its nearest-NIC search is the cost).
 RankPlacement placementOfCpu(const Topology& topology, int cpu, const std::string& host);
+RankPlacement placementOfCpu(const Topology& topology, const PathFinder& paths, int cpu, const std::string& host);
 
 // mpirun's --map-by core|socket|numa for n ranks on `topology`: rank i goes
 // to the next free core of the next socket (or NUMA node) round-robin.

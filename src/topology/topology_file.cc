@@ -1,18 +1,23 @@
 // Which reader a topology file needs, decided by its content, and the
 // loader the communicator calls at init.
+#include "topology/topology_file.h"
+
+#include <exception>
 #include <memory>
+#include <new>
 
 #include "base/error.h"
 #include "core/logging.h"
 #include "topology/hwloc_import.h"
 #include "topology/nccl_xml.h"
 #include "topology/placement.h"
-#include "topology/topology_file.h"
 #include "topology/xml_doc.h"
 
 namespace loom::topo {
 
-std::unique_ptr<Topology> readTopologyFile(const std::string& path, const Topology* detected) {
+namespace {
+
+std::unique_ptr<Topology> readByFormat(const std::string& path, const Topology* detected) {
   XmlDoc doc(path);  // well-formedness errors with line numbers, for both formats
   const xmlNode* root = doc.root();
   std::string name = elementName(root);
@@ -27,6 +32,24 @@ std::unique_ptr<Topology> readTopologyFile(const std::string& path, const Topolo
                          hwlocRuntimeVersion(), " (formats 1.x and 2.x can)");
   }
   return importHwlocXml(doc);  // complete by itself: no fill-in
+}
+
+}  // namespace
+
+std::unique_ptr<Topology> readTopologyFile(const std::string& path, const Topology* detected) {
+  // Every refusal is a loom::Error naming file and line. Anything else would
+  // reach the caller (init, loom-topo) as an exception it does not expect,
+  // so it becomes a sentence that at least names the file.
+  try {
+    return readByFormat(path, detected);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    fail(loomSystemError, path + ": out of memory reading this topology file");
+  } catch (const std::exception& e) {
+    fail(loomInternalError,
+         path + ": reading this topology file failed inside Loom (" + e.what() + "); please report it with the file");
+  }
 }
 
 std::unique_ptr<Topology> loadTopology(const std::string& topoFile, const std::string& dumpFile) {

@@ -50,9 +50,14 @@ inline void exerciseTopology(const topo::Topology& t, InputFile& scratch) {
   (void)topo::topologyJson(t);
   (void)topo::topologyDot(t);
   std::vector<int> nodes = topo::matrixNodes(t);
+  const topo::PathFinder paths(t);
   for (int a : nodes) {
-    (void)topo::nearestNic(t, a);
-    for (int b : nodes) (void)topo::path(t, a, b);
+    (void)paths.nearestNic(a);
+    for (int b : nodes) (void)paths.path(a, b);
+  }
+  if (!nodes.empty()) {  // the one-pair forms index the graph themselves
+    (void)topo::nearestNic(t, nodes.front());
+    (void)topo::path(t, nodes.front(), nodes.back());
   }
   for (const char* mapBy : {"core", "socket", "numa"}) {
     for (int n : {1, 3, 8}) {

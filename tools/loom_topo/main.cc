@@ -3,10 +3,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <string>
 
-#include "core/config.h"
 #include "base/error.h"
+#include "core/config.h"
 #include "core/version_banner.h"
 #include "loom_topo/numa_check.h"
 #include "loom_topo/report.h"
@@ -136,6 +137,15 @@ int main(int argc, char** argv) {
     }
   } catch (const loom::Error& e) {
     std::cerr << "loom-topo: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "loom-topo: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    // Loom's readers turn every failure into a loom::Error with file:line;
+    // anything else is a bug, but still a sentence and an exit code, never
+    // std::terminate.
+    std::cerr << "loom-topo: internal error (please report it with the topology file): " << e.what() << "\n";
     return 1;
   }
   return 0;

@@ -1,6 +1,7 @@
 // The path-class matrix (as `nvidia-smi topo -m` prints it) and the rings
 // Loom would build for a simulated launch.
 #include <cstdio>
+#include <cstring>
 
 #include "collectives/tree.h"
 #include "loom_topo/report.h"
@@ -18,6 +19,13 @@ std::string label(const Topology& t, int id) {
 
 std::string padded(const std::string& s, size_t width) {
   return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+// padded(s, width), appended to `out` without a string of its own.
+void appendPadded(std::string& out, const char* s, size_t width) {
+  size_t length = std::strlen(s);
+  out.append(s, length);
+  out.append(length >= width ? 1 : width - length, ' ');
 }
 
 void printLegend(std::ostream& os) {
@@ -57,17 +65,21 @@ void printMatrix(std::ostream& os, const Topology& t) {
   os << padded("", width);
   for (int id : ids) os << padded(label(t, id), width);
   os << "\n";
+  // One string per row: a 1000-GPU machine has over a million cells, and a
+  // stream write per cell was a third of the report's time.
+  const PathFinder paths(t);
+  std::string row;
   for (int a : ids) {
-    os << padded(label(t, a), width);
-    for (int b : ids) os << padded(a == b ? "X" : pathClassName(path(t, a, b).cls), width);
-    os << "\n";
+    row = padded(label(t, a), width);
+    for (int b : ids) appendPadded(row, a == b ? "X" : pathClassName(paths.path(a, b).cls), width);
+    os << row << "\n";
   }
   if (!t.gpus().empty()) {
     os << "\n" << padded("GPU", width) << padded("CPU Affinity", 16) << padded("NUMA", 6) << "Nearest NIC\n";
     for (int g : t.gpus()) {
       int cpu = t.rootCpu(g);
-      int nic = nearestNic(t, g);
-      Path p = nic < 0 ? Path{} : path(t, g, nic);
+      int nic = paths.nearestNic(g);
+      Path p = nic < 0 ? Path{} : paths.path(g, nic);
       std::string near = nic < 0 ? "none" : cat(t.nodes[nic].name, " (", pathClassName(p.cls), ", ", gbsString(p.bandwidthGBs), ")");
       os << padded(label(t, g), width) << padded(cpu >= 0 ? cpuListString(t.nodes[cpu].cpus) : "?", 16)
          << padded(cpu >= 0 ? std::to_string(t.nodes[cpu].numa) : "?", 6) << near << "\n";

@@ -1,12 +1,14 @@
 // The machine as an indented tree: packages, NUMA nodes with their CPUs and
 // memory, and below each NUMA node the PCI switches, GPUs and NICs.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <utility>
 
 #include "loom_topo/report.h"
+#include "topology/nccl_xml.h"
 #include "topology/paths.h"
 #include "topology/pci.h"
 
@@ -27,8 +29,10 @@ std::string pciLink(const Node& n) {
   return s.empty() ? "link unknown" : s;
 }
 
+// Lanes are summed in 64 bits: a file may give each link up to INT_MAX.
 std::string nvlinkSummary(const Topology& t, const Node& n) {
-  int lanes = 0, peers = 0;
+  int64_t lanes = 0;
+  int peers = 0;
   double bw = 0;
   for (const Link* l : t.linksOf(n.id)) {
     if (l->kind != LinkKind::kNvLink) continue;
@@ -37,12 +41,12 @@ std::string nvlinkSummary(const Topology& t, const Node& n) {
     bw += l->bandwidthGBs;
   }
   // <nvlink> kept without a link: a VM named the GPU itself, or a GPU the file lacks.
-  int unnamed = 0;
+  int64_t unnamed = 0;
   for (const RawElement& e : n.gpuRawChildren) {
     if (e.name != "nvlink") continue;
-    int count = 1;
+    int64_t count = 1;  // as the reader counts it: absent, empty or below 1 is one lane
     for (const auto& [k, v] : e.attrs) {
-      if (k == "count") count = std::max(1, std::atoi(v.c_str()));
+      if (k == "count") count = std::max<int64_t>(1, parseNcclNumber(v).value_or(1));
     }
     unnamed += count;
   }
@@ -110,8 +114,11 @@ std::string bytesString(uint64_t bytes) {
 }
 
 std::string gbsString(double gbs) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), gbs == static_cast<int>(gbs) ? "%.0f GB/s" : "%.1f GB/s", gbs);
+  // Whole numbers without a decimal. std::trunc, not a cast to int: a file
+  // can give an NVLink 2^31 lanes (4.4e10 GB/s), and casting a double an int
+  // cannot hold is undefined (found by the nccl_xml fuzzer).
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), gbs == std::trunc(gbs) ? "%.0f GB/s" : "%.1f GB/s", gbs);
   return buf;
 }
 
