@@ -24,6 +24,10 @@ rows=(
   "Send/Recv of different sizes, 2-8 ranks|Calls/MismatchTest.*/PointToPointCount_*"
   "Two threads calling into one communicator|Modes/ConcurrentUseTest.SecondThreads*"
   "Extreme timeouts (LOOM_TIMEOUT_MS=1e13, INT64_MAX)|TimeoutsTest.*"
+  "SIGSTOP inside a collective, past the timeout (4 ranks)|StallTest.RankStopped*"
+  "SIGSTOP for 0.5 s, under the timeout (4 ranks)|StallTest.ShortStop*"
+  "Rank exits mid-AllReduce (3 ranks)|PeerFailureTest.ProcessThatExits*"
+  "Abort on one rank while another waits|PeerFailureTest.AbortOnOneRank*"
 )
 
 shm_names() { ls /dev/shm 2>/dev/null | grep -c '^loom' || true; }

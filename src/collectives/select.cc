@@ -43,18 +43,18 @@ Task<> largeMessage(TunedCollective collective, const Team& team, const Collecti
                     size_t bytes, RegisteredStep registered, SwappedStep direct, RingStep ring) {
   const bool lookForWindows = lookForRegistered(team, bytes);
   if (!lookForWindows && !useDirect(team, bytes)) {
-    logTuningChoice(team, collective, TunedAlgorithm::kRing, bytes);
+    noteAlgorithm(team, wait, collective, TunedAlgorithm::kRing, bytes);
     co_await ring(team, args, wait);
     co_return;
   }
   std::vector<PeerBuffers> peers = co_await swapAddresses(team, args, wait);
   if (lookForWindows && co_await registered(team, args, wait, peers)) {
-    logTuningChoice(team, collective, TunedAlgorithm::kRegistered, bytes);
+    noteAlgorithm(team, wait, collective, TunedAlgorithm::kRegistered, bytes);
   } else if (useDirect(team, bytes)) {
-    logTuningChoice(team, collective, TunedAlgorithm::kDirect, bytes);
+    noteAlgorithm(team, wait, collective, TunedAlgorithm::kDirect, bytes);
     co_await direct(team, args, wait, peers);
   } else {
-    logTuningChoice(team, collective, TunedAlgorithm::kRing, bytes);
+    noteAlgorithm(team, wait, collective, TunedAlgorithm::kRing, bytes);
     co_await ring(team, args, wait);
   }
 }
@@ -68,7 +68,7 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
                       ? fitsAllPairs(team, bytes, SIZE_MAX)
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
   if (allPairs) {
-    logTuningChoice(team, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, bytes);
+    noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, bytes);
     co_await allPairsAllReduce(team, args, wait);
   } else {
     co_await largeMessage(TunedCollective::kAllReduce, team, args, wait, bytes, registeredAllReduce, directAllReduce,
@@ -102,7 +102,7 @@ bool useTree(const Team& team, size_t bytes) {
 Task<> broadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   const bool tree = useTree(team, bytes);
-  logTuningChoice(team, TunedCollective::kBroadcast, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
+  noteAlgorithm(team, wait, TunedCollective::kBroadcast, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
   if (tree)
     co_await treeBroadcast(team, args, wait);
   else
@@ -112,7 +112,7 @@ Task<> broadcast(const Team& team, const CollectiveArgs& args, const WaitContext
 Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   const bool tree = useTree(team, bytes);
-  logTuningChoice(team, TunedCollective::kReduce, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
+  noteAlgorithm(team, wait, TunedCollective::kReduce, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
   if (tree)
     co_await treeReduce(team, args, wait);
   else
@@ -122,7 +122,7 @@ Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& w
 Task<> barrier(const Team& team, const WaitContext& wait) {
   if (team.nranks == 1) co_return;
   const bool ring = team.tuning.force == Tuning::Force::kRing;
-  logTuningChoice(team, TunedCollective::kBarrier, ring ? TunedAlgorithm::kRing : TunedAlgorithm::kAllPairs, 0);
+  noteAlgorithm(team, wait, TunedCollective::kBarrier, ring ? TunedAlgorithm::kRing : TunedAlgorithm::kAllPairs, 0);
   if (ring)
     co_await ringBarrier(team, wait);
   else

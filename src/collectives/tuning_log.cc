@@ -54,8 +54,12 @@ std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgori
 
 }  // namespace
 
-void logTuningChoice(const Team& team, TunedCollective collective, TunedAlgorithm algorithm, size_t bytes) {
-  if (!logEnabled(LogLevel::kInfo, "TUNING")) return;
+void noteAlgorithm(const Team& team, const WaitContext& wait, TunedCollective collective, TunedAlgorithm algorithm,
+                   size_t bytes) {
+  if (wait.algorithm != nullptr) wait.algorithm->store(algorithmName(algorithm), std::memory_order_relaxed);
+  if (static_cast<int>(LogLevel::kInfo) > logLevelCeiling.load(std::memory_order_relaxed) ||
+      !logEnabled(LogLevel::kInfo, "TUNING"))
+    return;
   std::atomic<bool>& flag = logged[static_cast<int>(collective)][static_cast<int>(algorithm)];
   if (flag.load(std::memory_order_relaxed) || flag.exchange(true)) return;
   LOOM_INFO("TUNING", team.rank,

@@ -13,7 +13,10 @@ namespace loom {
 enum class TunedCollective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kBarrier, kCount };
 enum class TunedAlgorithm { kAllPairs, kRing, kDirect, kRegistered, kTree, kChain, kCount };
 
-// Cheap when TUNING is not logged: one check of the log settings.
-void logTuningChoice(const Team& team, TunedCollective collective, TunedAlgorithm algorithm, size_t bytes);
+// Notes the algorithm in the operation's flight-recorder entry
+// (wait.algorithm) and logs it the first time. Cheap when TUNING is not
+// logged: one check of the log settings.
+void noteAlgorithm(const Team& team, const WaitContext& wait, TunedCollective collective, TunedAlgorithm algorithm,
+                   size_t bytes);
 
 }  // namespace loom

@@ -120,8 +120,9 @@ loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* 
   ExclusiveCalls::Scope inside = comm.enterCall(name);
   const bool grouped = group::active();
   if (request != nullptr || grouped) {
-    OperationPtr op = comm.prepare(name, call, lane);
+    OperationPtr op = comm.newOperation();
     fill(*op);
+    comm.number(*op, name, call, lane);
     std::shared_ptr<Request> handle = requestOf(op);
     if (grouped)
       group::add(comm.shared_from_this(), std::move(op), request == nullptr);
@@ -131,8 +132,8 @@ loomResult_t launch(Communicator& comm, const char* name, const CollectiveCall* 
     return loomSuccess;
   }
   Operation op({});
-  comm.number(op, name, call, lane);
   fill(op);
+  comm.number(op, name, call, lane);
   comm.run(OperationPtr(OperationPtr(), &op));  // not owning: op outlives the run
   loomResult_t result = op.request.result();
   if (result != loomSuccess) threadLastError = op.request.error();

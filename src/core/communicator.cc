@@ -13,6 +13,7 @@
 #include "bootstrap/socket.h"
 #include "collectives/window_registration.h"
 #include "core/logging.h"
+#include "core/signal_dump.h"
 #include "topology/placement.h"
 
 namespace loom {
@@ -58,7 +59,7 @@ const char* relation(topo::Locality locality) {
 }  // namespace
 
 Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddress& address, const CommConfig& config)
-    : config_(config) {
+    : config_(config), recorder_(config.flightRecorderEntries) {
   logStartup();
   team_.rank = rank;
   team_.nranks = nranks;
@@ -86,6 +87,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   placeMembers(identities, *rendezvous_);
   EngineSettings engine{nranks, spinIterations_, yieldMicros_, config.timeoutMs, &aborted_};
   engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->doorbell() : ownDoorbell_, engine);
+  if (config.dumpSignal != 0) listForSignalDumps(config.dumpSignal, this);
   LOOM_INFO("INIT", rank,
             "Loom " << LOOM_VERSION_STRING << " communicator" << (config.name.empty() ? "" : " '" + config.name + "'")
                     << " ready: rank " << rank << " of " << nranks << ", pid " << getpid() << ", timeout "
@@ -180,13 +182,12 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities, boo
 }
 
 Communicator::~Communicator() {
+  if (config_.dumpSignal != 0) unlistForSignalDumps(this);
   if (engine_) engine_->stop();
 }
 
-OperationPtr Communicator::prepare(const char* name, const CollectiveCall* call, Lane lane) {
-  auto op = std::allocate_shared<Operation>(SmallAllocator<Operation>(), engine_);
-  number(*op, name, call, lane);
-  return op;
+OperationPtr Communicator::newOperation() {
+  return std::allocate_shared<Operation>(SmallAllocator<Operation>(), engine_);
 }
 
 void Communicator::number(Operation& op, const char* name, const CollectiveCall* call, Lane lane) {
@@ -201,13 +202,18 @@ void Communicator::number(Operation& op, const char* name, const CollectiveCall*
   } else if (lane.kind == Lane::Kind::kRecv) {
     op.messageNumber = ++receivedFrom_[lane.peer];
   }
+  if (op.isCollective())
+    op.record = recorder_.posted(op.sequence, name, op.call.count, op.call.dtype, op.call.op, op.call.root, -1);
+  else
+    op.record = recorder_.posted(op.sequence, name, op.args.count, op.args.dtype, -1, -1, lane.peer);
   LOOM_TRACE("COLL", team_.rank, name << " #" << op.sequence);
 }
 
 loomResult_t Communicator::run(const char* name, const CollectiveCall* call, Operation::Body body, std::string* error) {
   ExclusiveCalls::Scope inside = enterCall(name);
-  OperationPtr op = prepare(name, call, Lane::collective());
+  OperationPtr op = newOperation();
   op->body = std::move(body);
+  number(*op, name, call, Lane::collective());
   std::shared_ptr<Request> request = requestOf(op);
   engine_->run(std::move(op));
   loomResult_t result = request->result();
@@ -223,6 +229,8 @@ Outcome Communicator::beginOperation(Operation& op) {
   wait.operation = op.name;
   wait.sequence = op.sequence;
   wait.call = op.isCollective() ? &op.call : nullptr;
+  FlightRecorder::started(op.record, op.sequence);
+  if (op.record != nullptr) wait.algorithm = &op.record->algorithm;
   wait.label = op.isCollective() ? MessageLabel::of(op.call)
                                  : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype);
   wait.commName = &config_.name;
@@ -275,8 +283,56 @@ Outcome Communicator::endOperation(Operation& op, std::exception_ptr error) {
   }
   if (connections_) connections_->announceFailure(outcome.failure);
   LOOM_WARN("COLL", team_.rank, outcome.failure);
+  FlightRecorder::ended(op.record, op.sequence, outcome.code);
+  dumpFlightRecorder("after the failure above", false);
   recordError(outcome.failure);
   return outcome;
+}
+
+void Communicator::publishProgress(int64_t nowMs, int waitingFor) {
+  if (connections_) connections_->publishProgress(nowMs, waitingFor);
+}
+
+// A rank that keeps beating its heart is alive, whatever it waits for; one
+// whose heartbeat is older than this (while it has operations pending, it
+// beats every 50 ms) is stopped or starved. Short timeouts need a short bar.
+std::string Communicator::stallReport(int peer, int64_t nowMs) const {
+  if (!connections_) return {};
+  const int64_t staleMs = std::min<int64_t>(1000, std::max<int64_t>(config_.timeoutMs / 2, 200));
+  std::vector<bool> seen(team_.nranks, false);
+  std::vector<int> chain;  // peer, the rank peer waits for, the rank that one waits for...
+  for (int at = peer; at >= 0 && at < team_.nranks && at != team_.rank && !seen[at];) {
+    seen[at] = true;
+    chain.push_back(at);
+    const PeerProgress progress = connections_->progressOf(at);
+    if (!progress.known) return {};
+    const int64_t silentMs = nowMs - progress.heartbeatMs;
+    if (silentMs > staleMs) {
+      // "rank 3 waits for rank 2, which waits for rank 1, which has shown..."
+      std::string text = "; rank " + std::to_string(chain[0]);
+      for (size_t i = 1; i < chain.size(); ++i)
+        text += (i == 1 ? " waits for rank " : ", which waits for rank ") + std::to_string(chain[i]);
+      return text + (chain.size() == 1 ? " has" : ", which has") + " shown no sign of life for " +
+             std::to_string(silentMs) + " ms (is it stopped, in a debugger, or starved of CPU?)";
+    }
+    at = progress.waitingFor;
+  }
+  return {};
+}
+
+void Communicator::operationEnded(Operation& op, loomResult_t result) {
+  FlightRecorder::ended(op.record, op.sequence, result);
+}
+
+void Communicator::dumpFlightRecorder(const std::string& why, bool whateverTheLevel) const {
+  if (!whateverTheLevel && !logEnabled(LogLevel::kWarn, "COLL")) return;
+  std::vector<std::string> lines = recorder_.describe();
+  std::string head = "flight recorder " + why + ": the last " + std::to_string(lines.size()) + " of " +
+                     std::to_string(recorder_.operationsSeen()) + " operations of rank " + std::to_string(team_.rank) +
+                     (config_.name.empty() ? "" : " of communicator '" + config_.name + "'") + ", oldest first" +
+                     (lines.empty() ? " (LOOM_FLIGHT_RECORDER_ENTRIES=0 keeps none)" : "");
+  logLine(LogLevel::kWarn, "COLL", team_.rank, head);
+  for (const std::string& line : lines) logLine(LogLevel::kWarn, "COLL", team_.rank, "  " + line);
 }
 
 std::string Communicator::brokenBecause() const {

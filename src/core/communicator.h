@@ -37,14 +37,14 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   // Held for the whole of an API call that issues operations: a second
   // thread's overlapping call is refused (exclusive_calls.h).
   ExclusiveCalls::Scope enterCall(const char* name) { return calls_.enter(name, team_.rank); }
-  // An operation numbered in call order, with its request, ready to post.
-  // Only inside enterCall's scope.
-  // `call` is null for Send/Recv; for a collective it is what every rank
-  // must agree on (its number is filled in here), and peers compare it to
-  // name a mismatched call instead of hanging.
-  OperationPtr prepare(const char* name, const CollectiveCall* call, Lane lane);
-  // The same for an operation the caller keeps (a blocking call's, on its
-  // stack); its request cannot be waited on, only read once run() returns.
+  // An operation with its request, to fill in, number and post.
+  OperationPtr newOperation();
+  // Numbers a filled-in operation in call order and records it in the
+  // flight recorder; only inside enterCall's scope. `call` is null for
+  // Send/Recv; for a collective it is what every rank must agree on (its
+  // number is filled in here). A blocking call's operation lives on the
+  // caller's stack: its request cannot be waited on, only read once run()
+  // returns.
   void number(Operation& op, const char* name, const CollectiveCall* call, Lane lane);
   // Hands operations to the engine, together (a group's) and in order.
   void post(std::vector<OperationPtr> ops) { engine_->post(std::move(ops)); }
@@ -72,11 +72,17 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
 
   void recordError(const std::string& sentence);
   std::string lastError() const;
+  // The flight recorder's lines, to the log at WARN (`why` heads them), or
+  // printed whatever the log level (a dump the user asked for by signal).
+  void dumpFlightRecorder(const std::string& why, bool whateverTheLevel) const;
 
  private:
   // EngineHost (public only so the engine can be handed `*this`)
   Outcome beginOperation(Operation& op) override;
   Outcome endOperation(Operation& op, std::exception_ptr error) override;
+  void operationEnded(Operation& op, loomResult_t result) override;
+  void publishProgress(int64_t nowMs, int waitingFor) override;
+  std::string stallReport(int peer, int64_t nowMs) const override;
   std::string brokenBecause() const override;
   const Team& team() const override { return team_; }
 
@@ -94,6 +100,7 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   std::atomic<bool> aborted_{false};
 
   ExclusiveCalls calls_;  // one call at a time: numbering needs no lock
+  FlightRecorder recorder_;
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
   std::vector<uint64_t> sentTo_, receivedFrom_;  // point-to-point messages posted, per peer

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,17 @@ int64_t parseInteger(const std::string& text, const char* what, int64_t lo, int6
                                   " and " + std::to_string(hi));
   }
   return value;
+}
+
+// USR1 or USR2, with or without SIG, any case: the signals a process can
+// spare for "print what you are doing".
+int parseDumpSignal(const std::string& text) {
+  std::string name;
+  for (char c : text) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  if (name == "USR1") return SIGUSR1;
+  if (name == "USR2") return SIGUSR2;
+  fail(loomInvalidArgument, "LOOM_DUMP_ON_SIGNAL='" + text + "' is not a signal Loom can take for dumps: use USR1 or USR2");
 }
 
 std::vector<std::string> splitCommas(const std::string& text) {
@@ -184,6 +196,9 @@ CommConfig readCommConfig(const loomConfig_t* user) {
   if (auto limit = env("LOOM_DIRECT_MIN_BYTES"))
     config.directMinBytes = parseInteger(*limit, "LOOM_DIRECT_MIN_BYTES", 0, INT64_MAX / 2);
   if (auto yields = env("LOOM_YIELD_US")) config.yieldMicros = parseInteger(*yields, "LOOM_YIELD_US", 0, 10000000);
+  if (auto entries = env("LOOM_FLIGHT_RECORDER_ENTRIES"))
+    config.flightRecorderEntries = parseInteger(*entries, "LOOM_FLIGHT_RECORDER_ENTRIES", 0, 1 << 20);
+  if (auto signal = env("LOOM_DUMP_ON_SIGNAL")) config.dumpSignal = parseDumpSignal(*signal);
   if (auto spin = env("LOOM_SPIN")) config.spinIterations = parseInteger(*spin, "LOOM_SPIN", 0, 1 << 30);
 
   if (user != nullptr) {

@@ -52,6 +52,8 @@ struct CommConfig {
   size_t directMinBytes = 256 * 1024;     // LOOM_DIRECT_MIN_BYTES
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
   std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
+  size_t flightRecorderEntries = 32;      // LOOM_FLIGHT_RECORDER_ENTRIES: operations kept per communicator
+  int dumpSignal = 0;                     // LOOM_DUMP_ON_SIGNAL: USR1 or USR2 dumps the flight recorders
 };
 
 // Throws loom::Error(loomInvalidArgument) naming the variable or field that

@@ -312,6 +312,7 @@ bool Engine::advance(Operation& op) {
 }
 
 void Engine::finish(Operation& op, Outcome outcome) {
+  host_.operationEnded(op, outcome.code);
   op.request.complete(outcome.code, std::move(outcome.failure));
   op.suspension = {};
   finished_.push_back(&op);
@@ -331,6 +332,7 @@ void Engine::failStartedOperations(const std::string& because) {
     outcome.code = loomInvalidUsage;
     outcome.failure = op->wait.describe() + " cannot finish: this communicator failed (" + because +
                       "); destroy or abort it and create a new one";
+    host_.operationEnded(*op, outcome.code);
     op->request.complete(outcome.code, std::move(outcome.failure));
     op->suspension = {};
     finished_.push_back(op);
@@ -341,6 +343,8 @@ int64_t Engine::checkWaits(bool askPeers) {
   const int64_t now = nowMs();
   lastCheckMs_ = now;
   int64_t next = kSleepSliceMs;
+  int waitingFor = -1;
+  int64_t longestSince = INT64_MAX;
   for (Operation* op : active_) {
     Waitable* on = op->suspension.on;
     if (on == nullptr || std::find(finished_.begin(), finished_.end(), op) != finished_.end()) continue;
@@ -352,17 +356,23 @@ int64_t Engine::checkWaits(bool askPeers) {
              wait.describe() + " was aborted (loomCommAbort) while waiting for " + peer + " " + on->peerMustDo());
       if (askPeers) on->checkPeer(wait);
       if (op->blockedSinceMs < 0) op->blockedSinceMs = now;
+      if (op->blockedSinceMs < longestSince) {
+        longestSince = op->blockedSinceMs;
+        waitingFor = on->peer();
+      }
       const int64_t waited = now - op->blockedSinceMs;
       if (waited >= wait.timeoutMs)
         fail(loomTimeout, wait.describe() + " timed out after " + std::to_string(wait.timeoutMs) + " ms waiting for " +
                               peer + " " + on->peerMustDo() +
-                              " (is that rank stalled, or did it call a different collective?)");
+                              " (is that rank stalled, or did it call a different collective?)" +
+                              host_.stallReport(on->peer(), now));
       next = std::min(next, wait.timeoutMs - waited + 1);
     } catch (...) {
       op->task.reset();
       finish(*op, host_.endOperation(*op, std::current_exception()));
     }
   }
+  host_.publishProgress(now, waitingFor);
   return next;
 }
 

@@ -45,6 +45,15 @@ class EngineHost {
   // How op ended (error null: success), as an outcome; records a failure,
   // after which the communicator is broken.
   virtual Outcome endOperation(Operation& op, std::exception_ptr error) = 0;
+  // Every operation's end, however it came (the flight recorder's).
+  virtual void operationEnded(Operation& op, loomResult_t result) = 0;
+  // The heartbeat, at least every 50 ms while operations are pending
+  // (steady clock ms; waitingFor: the peer the longest wait is on, or -1).
+  virtual void publishProgress(int64_t nowMs, int waitingFor) = 0;
+  // For a timeout's sentence: who the wait on `peer` really waits for,
+  // following what each rank says it waits on, up to one that shows no sign
+  // of life; empty if nothing can be told.
+  virtual std::string stallReport(int peer, int64_t nowMs) const = 0;
   // Why the communicator cannot go on, once a failure broke it; else empty.
   virtual std::string brokenBecause() const = 0;
   virtual const Team& team() const = 0;

@@ -12,6 +12,7 @@
 
 #include "base/task.h"
 #include "collectives/collectives.h"
+#include "core/flight_recorder.h"
 #include "core/request.h"
 #include "transport/collective_call.h"
 #include "transport/wait_context.h"
@@ -45,9 +46,10 @@ struct Operation {
   using Body = std::function<Task<>(const Team&, const WaitContext&)>;
 
   const char* name = "";
-  uint64_t sequence = 0;       // every operation of the communicator
-  CollectiveCall call;         // number 0 for Send/Recv; else the arrival board's number and arguments
-  uint64_t messageNumber = 0;  // Send/Recv: its message's number between the pair, in posting order
+  uint64_t sequence = 0;                    // every operation of the communicator
+  CollectiveCall call;                      // number 0 for Send/Recv; else the arrival board's number and arguments
+  uint64_t messageNumber = 0;               // Send/Recv: its message's number between the pair, in posting order
+  FlightRecorder::Entry* record = nullptr;  // its line in the communicator's flight recorder
   Lane lane;
   // The schedule: step(team, args, wait) for the collectives and Send/Recv
   // (no allocation), or body for anything else (registration).

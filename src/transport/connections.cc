@@ -38,6 +38,10 @@ void Connections::announceFailure(const std::string& sentence) {
   for (auto& transport : transports_) transport->announceFailure(sentence);
 }
 
+void Connections::publishProgress(int64_t nowMs, int waitingFor) {
+  for (auto& transport : transports_) transport->publishProgress(nowMs, waitingFor);
+}
+
 const PeerMemory* Connections::peerMemory() const {
   return transports_.size() == 1 ? transports_.front()->peerMemory() : nullptr;
 }

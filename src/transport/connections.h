@@ -43,6 +43,10 @@ class Connections {
     return byPeer_[peer] != nullptr ? byPeer_[peer]->collectivesStartedBy(peer) : -1;
   }
   void announceFailure(const std::string& sentence);
+  void publishProgress(int64_t nowMs, int waitingFor);
+  PeerProgress progressOf(int peer) const {
+    return byPeer_[peer] != nullptr ? byPeer_[peer]->progressOf(peer) : PeerProgress{};
+  }
 
   // Single-copy reads of every peer's memory: only when one transport
   // carries every peer and offers them (all ranks decide alike at init).

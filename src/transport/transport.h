@@ -20,6 +20,14 @@ namespace loom {
 enum class Channel { kCollective, kPointToPoint };
 constexpr int kChannels = 2;
 
+// A rank's last sign of life, as its peers see it (milliseconds of the
+// host's coarse monotonic clock).
+struct PeerProgress {
+  bool known = false;  // false where the transport cannot see the peer's
+  int64_t heartbeatMs = 0;
+  int waitingFor = -1;  // the peer its oldest waiting operation waits for; -1: none
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -37,6 +45,11 @@ class Transport {
   virtual int64_t collectivesStartedBy(int peer) const = 0;
   // Tells every peer this rank failed, so they stop waiting for it.
   virtual void announceFailure(const std::string& sentence) = 0;
+  // The heartbeat: this rank's engine calls it at least every 50 ms while it
+  // has operations pending, so a rank that stopped (SIGSTOP, a debugger, a
+  // starved core) is told from one that waits on another rank.
+  virtual void publishProgress(int64_t nowMs, int waitingFor) = 0;
+  virtual PeerProgress progressOf(int peer) const = 0;
   // Single-copy reads of peers' buffers; null unless every rank of the
   // communicator can read every other's (decided together at init).
   virtual const PeerMemory* peerMemory() const = 0;

@@ -6,7 +6,11 @@
 namespace loom {
 
 std::string WaitContext::describe() const {
-  std::string text = std::string(operation) + " #" + std::to_string(sequence) + " on rank " + std::to_string(rank);
+  std::string text = std::string(operation) + " #" + std::to_string(sequence);
+  // Labels and peers count collectives alone; say which one this is when
+  // point-to-point operations made the two numbers differ.
+  if (call != nullptr && call->number != sequence) text += " (collective #" + std::to_string(call->number) + ")";
+  text += " on rank " + std::to_string(rank);
   if (commName != nullptr && !commName->empty()) text += " of communicator '" + *commName + "'";
   return text;
 }

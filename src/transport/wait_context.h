@@ -35,12 +35,17 @@ struct WaitContext {
   MessageLabel label;                     // what this operation's messages carry, and what it expects
   const std::string* commName = nullptr;  // the communicator's name, may be empty
   Suspension* suspension = nullptr;       // null outside the engine (nothing may park)
+  // Where the schedule notes the algorithm it chose (the operation's flight
+  // recorder entry); may be null.
+  std::atomic<const char*>* algorithm = nullptr;
 
   // Records where the schedule stopped (SlotAwaiter calls it).
   void park(std::coroutine_handle<> handle, Waitable& on) const;
   [[noreturn]] void failResumedTooEarly(int peer) const;
 
-  // "AllReduce #12 on rank 1 (comm 'x')": the start of every failure sentence.
+  // "AllReduce #12 on rank 1 of communicator 'x'", or "AllReduce #12
+  // (collective #9) on rank 1" once Send/Recv made the numbers differ: the
+  // start of every failure sentence.
   std::string describe() const;
   // The sentence for a peer whose call differs from this rank's (`call`).
   std::string describeMismatch(int peer, const CollectiveCall& theirs) const;

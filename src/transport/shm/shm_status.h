@@ -17,6 +17,10 @@ struct StatusPage {
   // free a slot it waits for.
   Doorbell doorbell;
   std::atomic<uint64_t> collectivesStarted;
+  // The heartbeat (Transport::publishProgress), on a line of its own: peers
+  // read it only while diagnosing a stall.
+  alignas(64) std::atomic<int64_t> heartbeatMs;
+  std::atomic<int32_t> waitingFor;
   // The collective this rank runs, under a sequence lock: the writer makes
   // callVersion odd while it writes, readers retry until they see one even
   // value on both sides of their copy.

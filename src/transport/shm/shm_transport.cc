@@ -167,6 +167,22 @@ int64_t ShmTransport::collectivesStartedBy(int peer) const {
   return static_cast<int64_t>(statusOf(peer).collectivesStarted.load(std::memory_order_acquire));
 }
 
+void ShmTransport::publishProgress(int64_t nowMs, int waitingFor) {
+  StatusPage& mine = statusOf(rank_);
+  mine.waitingFor.store(waitingFor, std::memory_order_relaxed);
+  mine.heartbeatMs.store(nowMs, std::memory_order_release);
+}
+
+PeerProgress ShmTransport::progressOf(int peer) const {
+  if (member(peer) < 0) return {};
+  const StatusPage& theirs = statusOf(peer);
+  PeerProgress progress;
+  progress.heartbeatMs = theirs.heartbeatMs.load(std::memory_order_acquire);
+  progress.known = progress.heartbeatMs != 0;
+  progress.waitingFor = theirs.waitingFor.load(std::memory_order_relaxed);
+  return progress;
+}
+
 void ShmTransport::announceFailure(const std::string& sentence) {
   StatusPage& mine = statusOf(rank_);
   uint32_t expected = 0;

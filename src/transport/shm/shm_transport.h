@@ -43,6 +43,8 @@ class ShmTransport final : public Transport {
   void announceCollectiveStarted(const CollectiveCall& call) override;
   int64_t collectivesStartedBy(int peer) const override;
   void announceFailure(const std::string& sentence) override;
+  void publishProgress(int64_t nowMs, int waitingFor) override;
+  PeerProgress progressOf(int peer) const override;
   const PeerMemory* peerMemory() const override { return peerMemory_.get(); }
   std::string peerMemoryUnavailable() const override { return peerMemoryUnavailable_; }
 
