@@ -189,15 +189,15 @@ class Rendezvous {
 
 }  // namespace
 
-Endpoint startRendezvous(const Secret& secret, uint16_t port, int64_t waitForRanksMs) {
+Endpoint startRendezvous(const Secret& secret, const Endpoint& listenOn, int64_t waitForRanksMs) {
   uint16_t bound = 0;
-  Socket listener = listenTcp(port, &bound);
+  Socket listener = listenTcp(listenOn, &bound);
   auto* rendezvous = new Rendezvous(std::move(listener), secret, waitForRanksMs);
   std::thread([rendezvous] {
     rendezvous->run();
     delete rendezvous;
   }).detach();
-  return Endpoint{0, bound};
+  return Endpoint{listenOn.ipv4, bound};
 }
 
 RendezvousClient::RendezvousClient(const RendezvousAddress& address, int rank, int nranks, int64_t timeoutMs)

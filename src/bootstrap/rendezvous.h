@@ -14,10 +14,12 @@
 
 namespace loom::bootstrap {
 
-// Starts the rendezvous on a background thread and returns at once. port 0
-// picks a free port. The thread exits when every admitted rank has closed
-// its connection, or when no rank arrived within waitForRanksMs.
-Endpoint startRendezvous(const Secret& secret, uint16_t port, int64_t waitForRanksMs);
+// Starts the rendezvous on a background thread and returns at once with the
+// endpoint it listens on: listenOn's address only (not every interface of
+// the host; listen_address.h says which), and its port, where port 0 picks a
+// free one. The thread exits when every admitted rank has closed its
+// connection, or when no rank arrived within waitForRanksMs.
+Endpoint startRendezvous(const Secret& secret, const Endpoint& listenOn, int64_t waitForRanksMs);
 
 // One rank's connection to the rendezvous.
 class RendezvousClient {
