@@ -36,6 +36,7 @@ struct FloodCase {
 };
 
 std::string caseName(const FloodCase& c) {
+  if (c.count == 0) return "NoStrangers";
   return std::string(c.kind == Stranger::kIdle ? "Idle" : "Garbage") + std::to_string(c.count);
 }
 
@@ -127,7 +128,8 @@ TEST_P(StrangersTest, RealRanksMeetAndAWrongSecretIsToldWhy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Floods, StrangersTest,
-                         ::testing::Values(FloodCase{Stranger::kIdle, 1}, FloodCase{Stranger::kIdle, 4},
+                         ::testing::Values(FloodCase{Stranger::kIdle, 0},  // what init costs without them
+                                           FloodCase{Stranger::kIdle, 1}, FloodCase{Stranger::kIdle, 4},
                                            FloodCase{Stranger::kIdle, 64}, FloodCase{Stranger::kGarbage, 1},
                                            FloodCase{Stranger::kGarbage, 4}, FloodCase{Stranger::kGarbage, 64},
                                            // More than the rendezvous keeps waiting at once (128).
