@@ -100,7 +100,13 @@ class Rendezvous {
         reply.append(c);
       }
     }
-    for (int r = 0; r < nranks_; ++r) {
+    // Rank 0 last: rank 0 usually runs in this process (an environment
+    // launch's rank 0, a split's first member, the rank that called
+    // loomGetUniqueId), and once it has its reply it may finish init and
+    // exit, ending this thread mid-loop. Replies already sent are in the
+    // kernel's buffers by then and still reach their ranks.
+    for (int i = 1; i <= nranks_; ++i) {
+      const int r = i % nranks_;
       if (!received[r]) continue;
       try {
         sendFrame(ranks_[r].fd(), reply, Deadline::afterMs(kRoundFrameMs), "rank " + std::to_string(r));

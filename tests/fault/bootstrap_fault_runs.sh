@@ -9,6 +9,8 @@
 #   hung    killed at the limit (LIMIT seconds, default 120);
 #   left    the rendezvous kept a socket open on its port, or a stranger's
 #           connection was never closed.
+# A wrong run's whole output is kept under FAILURES (default
+# /tmp/loom-bootstrap-faults), named after the case and run.
 # Prints a Markdown table, and the times the StrangersTest cases measured
 # (from the first stranger to every rank's init returning: not asserted).
 #
@@ -17,6 +19,7 @@ set -uo pipefail
 build="${1:-build}"
 runs="${2:-20}"
 limit="${LIMIT:-120}"
+failures="${FAILURES:-/tmp/loom-bootstrap-faults}"  # where a failed run's output is kept
 binary="$build/tests/loom_integration_tests"
 [ -x "$binary" ] || { echo "no $binary: build loom_integration_tests first" >&2; exit 2; }
 
@@ -58,8 +61,10 @@ for case in "${cases[@]}"; do
       right=$((right + 1))
     else
       wrong=$((wrong + 1))
-      echo "run $i of $case failed:" >&2
-      grep -E "Failure|Expected|Which is|rank [0-9]+:" <<<"$out" | head -8 >&2
+      mkdir -p "$failures"
+      saved="$failures/$(tr '/.' '__' <<<"$case")-run$i-rc$rc.txt"
+      printf '%s\n' "$out" >"$saved"
+      echo "run $i of $case failed (exit $rc); its output: $saved" >&2
     fi
     times+="$(sed -n 's/.*init returned after \([0-9]*\) ms.*/\1/p' <<<"$out")"$'\n'
   done
