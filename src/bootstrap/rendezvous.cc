@@ -8,114 +8,45 @@
 #include <cstring>
 #include <thread>
 
-#include "bootstrap/auth.h"
 #include "base/error.h"
+#include "bootstrap/auth.h"
+#include "bootstrap/handshake.h"
 #include "core/logging.h"
 
 namespace loom::bootstrap {
 namespace {
 
 constexpr size_t kMaxRoundPayload = 1 << 20;
-constexpr int64_t kAdmissionTimeoutMs = 10000;  // one peer may not stall admission longer
+// An admitted rank may take this long to send the rest of a round it began.
+constexpr int64_t kRoundFrameMs = 10000;
 constexpr char kOk = 'O';
 constexpr char kRefused = 'E';
 
-struct Hello {
-  int32_t rank;
-  int32_t nranks;
-};
-
-std::string describePeer(int fd) {
-  sockaddr_in addr{};
-  socklen_t len = sizeof(addr);
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "an unknown peer";
-  return Endpoint{addr.sin_addr.s_addr, ntohs(addr.sin_port)}.toString();
-}
-
-void refuse(int fd, const std::string& why) {
-  try {
-    sendFrame(fd, std::string(1, kRefused) + why, Deadline::afterMs(1000), "a refused peer");
-  } catch (const Error&) {
-  }
-}
-
 class Rendezvous {
  public:
-  Rendezvous(Socket listener, const Secret& secret, int64_t waitForRanksMs)
-      : listener_(std::move(listener)), secret_(secret), waitForRanksMs_(waitForRanksMs) {}
+  Rendezvous(Socket listener, const Secret& secret, int64_t waitForRanksMs, const AdmissionLimits& limits,
+             std::string where)
+      : listener_(std::move(listener)),
+        secret_(secret),
+        waitForRanksMs_(waitForRanksMs),
+        limits_(limits),
+        where_(std::move(where)) {}
 
   void run() {
     try {
-      if (!admitAllRanks()) return;
+      ranks_ = admitRanks(listener_.fd(), secret_, waitForRanksMs_, limits_, where_);
+      listener_.close();  // nobody else may join this communicator
+      if (ranks_.empty()) return;
+      nranks_ = static_cast<int>(ranks_.size());
       while (serveOneRound()) {
       }
-    } catch (const Error& e) {
-      LOOM_WARN("BOOTSTRAP", -1, "rendezvous stopped: " << e.what());
+    } catch (const std::exception& e) {
+      // Nothing may escape a detached thread: that would end the process.
+      LOOM_WARN("BOOTSTRAP", -1, where_ << " stopped: " << e.what());
     }
   }
 
  private:
-  // Returns false when the ranks did not all arrive in time.
-  bool admitAllRanks() {
-    Deadline deadline = Deadline::afterMs(waitForRanksMs_);
-    int admitted = 0;
-    while (nranks_ < 0 || admitted < nranks_) {
-      if (!waitReadable(listener_.fd(), deadline)) {
-        LOOM_WARN("BOOTSTRAP", -1,
-                  "rendezvous gave up: " << admitted << " of " << (nranks_ < 0 ? 0 : nranks_)
-                                         << " ranks arrived within " << waitForRanksMs_ << " ms");
-        return false;
-      }
-      Socket peer(accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC));
-      if (!peer.valid()) continue;
-      try {
-        if (admit(std::move(peer))) ++admitted;
-      } catch (const Error& e) {
-        LOOM_WARN("BOOTSTRAP", -1, "rendezvous dropped a peer during admission: " << e.what());
-      }
-    }
-    listener_.close();  // nobody else may join this communicator
-    return true;
-  }
-
-  bool admit(Socket peer) {
-    const std::string who = describePeer(peer.fd());
-    Deadline deadline = Deadline::afterMs(kAdmissionTimeoutMs);
-    Nonce nonce = randomNonce();
-    sendAll(peer.fd(), nonce.data(), nonce.size(), deadline, who);
-    Proof proof;
-    recvAll(peer.fd(), proof.data(), proof.size(), deadline, who);
-    if (!proofMatches(secret_, nonce, proof)) {
-      LOOM_WARN("BOOTSTRAP", -1,
-                "refused bootstrap peer " << who << ": it could not prove it holds the unique id's secret");
-      refuse(peer.fd(), "the rendezvous refused this peer: wrong secret (a unique id from another run?)");
-      return false;
-    }
-    Hello hello;
-    recvAll(peer.fd(), &hello, sizeof(hello), deadline, who);
-    std::string problem;
-    if (hello.nranks < 1)
-      problem = "nranks " + std::to_string(hello.nranks) + " is not positive";
-    else if (nranks_ >= 0 && hello.nranks != nranks_)
-      problem = "this rank says nranks is " + std::to_string(hello.nranks) + " but the first rank to arrive said " +
-                std::to_string(nranks_);
-    else if (hello.rank < 0 || hello.rank >= hello.nranks)
-      problem = "rank " + std::to_string(hello.rank) + " is not in [0, " + std::to_string(hello.nranks) + ")";
-    else if (nranks_ >= 0 && ranks_[hello.rank].valid())
-      problem = "rank " + std::to_string(hello.rank) + " has already joined (two processes use the same rank)";
-    if (!problem.empty()) {
-      LOOM_WARN("BOOTSTRAP", -1, "refused bootstrap peer " << who << ": " << problem);
-      refuse(peer.fd(), problem);
-      return false;
-    }
-    if (nranks_ < 0) {
-      nranks_ = hello.nranks;
-      ranks_.resize(nranks_);
-    }
-    ranks_[hello.rank] = std::move(peer);
-    return true;
-  }
-
   // Returns false when every rank has left.
   bool serveOneRound() {
     std::vector<std::string> contributions(nranks_);
@@ -139,7 +70,7 @@ class Rendezvous {
         int r = rankOf[i];
         bool arrived = false;
         try {
-          arrived = recvFrameUnlessClosed(ranks_[r].fd(), kMaxRoundPayload, Deadline::afterMs(kAdmissionTimeoutMs),
+          arrived = recvFrameUnlessClosed(ranks_[r].fd(), kMaxRoundPayload, Deadline::afterMs(kRoundFrameMs),
                                           "rank " + std::to_string(r), &contributions[r]);
         } catch (const Error& e) {
           LOOM_WARN("BOOTSTRAP", -1, "rendezvous dropped rank " << r << ": " << e.what());
@@ -169,10 +100,16 @@ class Rendezvous {
         reply.append(c);
       }
     }
-    for (int r = 0; r < nranks_; ++r) {
+    // Rank 0 last: rank 0 usually runs in this process (an environment
+    // launch's rank 0, a split's first member, the rank that called
+    // loomGetUniqueId), and once it has its reply it may finish init and
+    // exit, ending this thread mid-loop. Replies already sent are in the
+    // kernel's buffers by then and still reach their ranks.
+    for (int i = 1; i <= nranks_; ++i) {
+      const int r = i % nranks_;
       if (!received[r]) continue;
       try {
-        sendFrame(ranks_[r].fd(), reply, Deadline::afterMs(kAdmissionTimeoutMs), "rank " + std::to_string(r));
+        sendFrame(ranks_[r].fd(), reply, Deadline::afterMs(kRoundFrameMs), "rank " + std::to_string(r));
       } catch (const Error&) {
         ranks_[r].close();
       }
@@ -183,21 +120,26 @@ class Rendezvous {
   Socket listener_;
   Secret secret_;
   int64_t waitForRanksMs_;
-  int nranks_ = -1;
+  AdmissionLimits limits_;
+  std::string where_;
+  int nranks_ = 0;
   std::vector<Socket> ranks_;
 };
 
 }  // namespace
 
-Endpoint startRendezvous(const Secret& secret, uint16_t port, int64_t waitForRanksMs) {
+Endpoint startRendezvous(const Secret& secret, const Endpoint& listenOn, int64_t waitForRanksMs,
+                         const AdmissionLimits& limits) {
   uint16_t bound = 0;
-  Socket listener = listenTcp(port, &bound);
-  auto* rendezvous = new Rendezvous(std::move(listener), secret, waitForRanksMs);
+  Socket listener = listenTcp(listenOn, &bound);
+  const Endpoint endpoint{listenOn.ipv4, bound};
+  auto* rendezvous =
+      new Rendezvous(std::move(listener), secret, waitForRanksMs, limits, "the rendezvous at " + endpoint.toString());
   std::thread([rendezvous] {
     rendezvous->run();
     delete rendezvous;
   }).detach();
-  return Endpoint{0, bound};
+  return endpoint;
 }
 
 RendezvousClient::RendezvousClient(const RendezvousAddress& address, int rank, int nranks, int64_t timeoutMs)
@@ -205,15 +147,61 @@ RendezvousClient::RendezvousClient(const RendezvousAddress& address, int rank, i
       nranks_(nranks),
       timeoutMs_(timeoutMs),
       peerName_("the rendezvous at " + address.endpoint.toString()) {
-  Deadline deadline = Deadline::afterMs(timeoutMs);
-  socket_ =
-      connectTcp(address.endpoint, deadline, "the rendezvous (the process that called loomGetUniqueId, or rank 0)");
-  Nonce nonce;
-  recvAll(socket_.fd(), nonce.data(), nonce.size(), deadline, peerName_);
-  Proof proof = proveSecret(address.secret, nonce);
-  sendAll(socket_.fd(), proof.data(), proof.size(), deadline, peerName_);
-  Hello hello{rank, nranks};
-  sendAll(socket_.fd(), &hello, sizeof(hello), deadline, peerName_);
+  const Deadline deadline = Deadline::afterMs(timeoutMs);
+  for (int attempt = 1;; ++attempt) {
+    socket_ =
+        connectTcp(address.endpoint, deadline, "the rendezvous (the process that called loomGetUniqueId, or rank 0)");
+    const Verdict verdict = askToJoin(address.secret, deadline);
+    if (verdict.kind == VerdictKind::kAdmitted) return;
+    if (verdict.kind == VerdictKind::kRefused)
+      fail(loomRemoteError, "rank " + std::to_string(rank) + " could not join: " + verdict.reason);
+    // Dropped before it could prove anything (a flood of strangers, or this
+    // process stalled): a fresh connection gets a fresh chance.
+    LOOM_INFO("BOOTSTRAP", rank, verdict.reason << "; connecting again (attempt " << attempt + 1 << ")");
+    if (deadline.expired())
+      fail(loomTimeout, "rank " + std::to_string(rank) + " could not join within " + std::to_string(timeoutMs) +
+                            " ms: " + verdict.reason);
+    std::this_thread::sleep_for(std::chrono::milliseconds(attempt < 10 ? 10 * attempt : 100));
+  }
+}
+
+Verdict RendezvousClient::askToJoin(const Secret& secret, const Deadline& deadline) {
+  std::string greeting(kGreetingSize, '\0');
+  recvAll(socket_.fd(), greeting.data(), kHeaderSize, deadline, peerName_);
+  std::string versionProblem;
+  try {
+    checkGreetingHeader(greeting.substr(0, kHeaderSize));
+  } catch (const Error& e) {
+    if (!startsAsGreeting(greeting))
+      fail(loomRemoteError, peerName_ + " is not a Loom rendezvous: " + e.what() +
+                                " (do MASTER_ADDR and MASTER_PORT, or the unique id, point at the right process?)");
+    versionProblem = e.what();
+  }
+  Hello hello;
+  hello.rank = rank_;
+  hello.nranks = nranks_;
+  if (versionProblem.empty()) {
+    recvAll(socket_.fd(), greeting.data() + kHeaderSize, kGreetingSize - kHeaderSize, deadline, peerName_);
+    hello.proof = proveSecret(secret, decodeGreeting(greeting).nonce);
+  }
+  sendAll(socket_.fd(), encodeHello(hello).data(), kHelloSize, deadline, peerName_);
+  // A rendezvous of another version cannot judge this hello as its own, but
+  // it sees it, and logs which peer came with which version.
+  if (!versionProblem.empty()) fail(loomRemoteError, peerName_ + " cannot admit this rank: " + versionProblem);
+  std::string verdict;
+  try {
+    verdict = recvFrame(socket_.fd(), kMaxVerdictSize, deadline, peerName_);
+  } catch (const Error& e) {
+    if (e.code() == loomTimeout)
+      fail(loomTimeout, "rank " + std::to_string(rank_) + " waited " + std::to_string(timeoutMs_) + " ms for " +
+                            peerName_ + " to admit it");
+    throw;
+  }
+  try {
+    return decodeVerdict(verdict);
+  } catch (const Error& e) {
+    fail(loomRemoteError, peerName_ + " sent no verdict on this rank that Loom can read: " + e.what());
+  }
 }
 
 std::vector<std::string> RendezvousClient::allGather(const std::string& mine) {

@@ -10,18 +10,26 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/admission.h"
+#include "bootstrap/handshake.h"
 #include "bootstrap/unique_id.h"
 
 namespace loom::bootstrap {
 
-// Starts the rendezvous on a background thread and returns at once. port 0
-// picks a free port. The thread exits when every admitted rank has closed
-// its connection, or when no rank arrived within waitForRanksMs.
-Endpoint startRendezvous(const Secret& secret, uint16_t port, int64_t waitForRanksMs);
+// Starts the rendezvous on a background thread and returns at once with the
+// endpoint it listens on: listenOn's address only (not every interface of
+// the host; listen_address.h says which), and its port, where port 0 picks a
+// free one. The thread exits when every admitted rank has closed its
+// connection, or when the ranks were not all in within waitForRanksMs.
+Endpoint startRendezvous(const Secret& secret, const Endpoint& listenOn, int64_t waitForRanksMs,
+                         const AdmissionLimits& limits = {});
 
 // One rank's connection to the rendezvous.
 class RendezvousClient {
  public:
+  // Connects and proves the secret; a refusal throws the rendezvous's
+  // sentence saying why. Connects again while the rendezvous drops it before
+  // it could prove anything (too many strangers at once), until timeoutMs.
   RendezvousClient(const RendezvousAddress& address, int rank, int nranks, int64_t timeoutMs);
 
   // Every rank contributes `mine`; all receive every rank's contribution, in
@@ -30,6 +38,8 @@ class RendezvousClient {
   void barrier() { allGather(std::string()); }
 
  private:
+  Verdict askToJoin(const Secret& secret, const Deadline& deadline);
+
   std::mutex mutex_;  // one round at a time, even if callers race
   Socket socket_;
   int rank_;

@@ -31,12 +31,16 @@ void Socket::close() {
   fd_ = -1;
 }
 
-std::string Endpoint::toString() const {
+std::string ipv4Text(uint32_t ipv4) {
   char text[INET_ADDRSTRLEN] = {};
   in_addr addr{};
   addr.s_addr = ipv4;
   inet_ntop(AF_INET, &addr, text, sizeof(text));
-  return std::string(text) + ":" + std::to_string(port);
+  return text;
+}
+
+std::string Endpoint::toString() const {
+  return ipv4Text(ipv4) + ":" + std::to_string(port);
 }
 
 uint32_t resolveIpv4(const std::string& host, const char* what) {
@@ -74,17 +78,17 @@ uint32_t advertisedAddress(const std::string& interfaceName) {
   return found ? chosen : htonl(INADDR_LOOPBACK);
 }
 
-Socket listenTcp(uint16_t port, uint16_t* boundPort) {
+Socket listenTcp(const Endpoint& on, uint16_t* boundPort) {
   Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!sock.valid()) failSystem("socket", errno);
   int one = 1;
   setsockopt(sock.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = on.ipv4;
+  addr.sin_port = htons(on.port);
   if (bind(sock.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
-    failSystem("cannot listen on TCP port " + std::to_string(port), errno);
+    failSystem("cannot listen on " + on.toString(), errno);
   if (listen(sock.fd(), 1024) != 0) failSystem("listen", errno);
   socklen_t len = sizeof(addr);
   getsockname(sock.fd(), reinterpret_cast<sockaddr*>(&addr), &len);

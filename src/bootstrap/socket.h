@@ -41,6 +41,9 @@ struct Endpoint {
   std::string toString() const;
 };
 
+// Dotted text of an IPv4 address in network byte order.
+std::string ipv4Text(uint32_t ipv4);
+
 // Parses a dotted IPv4 address or resolves a host name; throws loomInvalidArgument.
 uint32_t resolveIpv4(const std::string& host, const char* what);
 
@@ -49,8 +52,9 @@ uint32_t resolveIpv4(const std::string& host, const char* what);
 // interface, else 127.0.0.1.
 uint32_t advertisedAddress(const std::string& interfaceName);
 
-// Listens on all interfaces; port 0 picks a free one. Returns the bound port.
-Socket listenTcp(uint16_t port, uint16_t* boundPort);
+// Listens on `on`'s address and port (port 0 picks a free one). Returns the
+// bound port.
+Socket listenTcp(const Endpoint& on, uint16_t* boundPort);
 // Retries refused connections until the deadline (the listener may not be up yet).
 Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what);
 // Waits until fd is readable (true) or the deadline passes (false).

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "bootstrap/auth.h"
+#include "bootstrap/listen_address.h"
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/unique_id.h"
@@ -241,8 +242,8 @@ loomResult_t loomGetUniqueId(loomUniqueId* id) {
     loom::bootstrap::RendezvousAddress address;
     address.secret = loom::bootstrap::randomSecret();
     const int64_t waitForRanksMs = loom::readCommConfig(nullptr).timeoutMs;
-    address.endpoint = loom::bootstrap::startRendezvous(address.secret, 0, waitForRanksMs);
-    address.endpoint.ipv4 = loom::bootstrap::advertisedAddress(loom::socketInterfaceName());
+    address.endpoint = loom::bootstrap::startRendezvous(
+        address.secret, {loom::bootstrap::advertisedAddress(loom::socketInterfaceName()), 0}, waitForRanksMs);
     *id = loom::bootstrap::encodeUniqueId(address);
     return loomSuccess;
   });
@@ -275,7 +276,11 @@ loomResult_t loomCommInitFromEnv(loomComm_t* comm, const loomConfig_t* config) {
         launch.secret.empty() ? launch.masterAddr + ":" + std::to_string(launch.masterPort) : launch.secret);
     address.endpoint.ipv4 = loom::bootstrap::resolveIpv4(launch.masterAddr, "MASTER_ADDR");
     address.endpoint.port = static_cast<uint16_t>(launch.masterPort);
-    if (launch.rank == 0) loom::bootstrap::startRendezvous(address.secret, address.endpoint.port, settings.timeoutMs);
+    if (launch.rank == 0) {
+      const uint32_t listenOn = loom::bootstrap::masterListenAddress(launch.masterAddr, address.endpoint.ipv4,
+                                                                     loom::socketInterfaceName());
+      loom::bootstrap::startRendezvous(address.secret, {listenOn, address.endpoint.port}, settings.timeoutMs);
+    }
     *comm = loom::registerComm(std::make_unique<Communicator>(launch.rank, launch.nranks, address, settings));
     return loomSuccess;
   });

@@ -376,8 +376,8 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   if (!members.empty() && members.front().second == team_.rank) {
     bootstrap::RendezvousAddress address;
     address.secret = bootstrap::randomSecret();
-    address.endpoint = bootstrap::startRendezvous(address.secret, 0, config.timeoutMs);
-    address.endpoint.ipv4 = bootstrap::advertisedAddress(socketInterfaceName());
+    address.endpoint = bootstrap::startRendezvous(
+        address.secret, {bootstrap::advertisedAddress(socketInterfaceName()), 0}, config.timeoutMs);
     loomUniqueId id = bootstrap::encodeUniqueId(address);
     idBytes.assign(id.internal, sizeof(id.internal));
   }

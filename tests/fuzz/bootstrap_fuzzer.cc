@@ -1,8 +1,9 @@
 // What the bootstrap decodes from bytes another process sent: a unique id
-// (passed by the user's launcher), a length-prefixed frame off a socket, and
-// a rendezvous round's reply. Any bytes either decode or fail with
-// loom::Error; never a crash, an over-read, or an allocation the frame's
-// length field asked for beyond its limit.
+// (passed by the user's launcher), a length-prefixed frame off a socket, a
+// rendezvous round's reply, and the admission messages (greeting, hello,
+// verdict) that strangers can send before proving anything. Any bytes
+// either decode or fail with loom::Error; never a crash, an over-read, or an
+// allocation the frame's length field asked for beyond its limit.
 //
 // Input: byte 0 picks nranks (1..16) for the round decoder; the rest is
 // used whole by each decoder.
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "bootstrap/handshake.h"
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/unique_id.h"
@@ -70,6 +72,31 @@ void decodeRound(const uint8_t* data, size_t size) {
   }
 }
 
+// Admission messages as the rendezvous and a rank read them: a hello's
+// header (judged alone as soon as its 12 bytes are in), a whole hello, a
+// greeting and a verdict. What decodes must encode back to the same bytes.
+void decodeAdmission(const uint8_t* data, size_t size) {
+  using namespace loom::bootstrap;
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    checkHelloHeader(bytes.substr(0, kHeaderSize));
+  } catch (const loom::Error&) {
+  }
+  try {
+    if (encodeHello(decodeHello(bytes)) != bytes) std::abort();
+  } catch (const loom::Error&) {
+  }
+  try {
+    if (encodeGreeting(decodeGreeting(bytes)) != bytes) std::abort();
+  } catch (const loom::Error&) {
+  }
+  try {
+    if (encodeVerdict(decodeVerdict(bytes)) != bytes) std::abort();
+  } catch (const loom::Error&) {
+  }
+  (void)quoteBytes(bytes);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -81,5 +108,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decodeId(data, size);
   decodeFrames(data, size);
   decodeRound(data, size);
+  decodeAdmission(data, size);
   return 0;
 }

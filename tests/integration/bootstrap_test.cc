@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,14 +49,24 @@ TEST(BootstrapTest, PeerWithTheWrongSecretIsRefused) {
   quick.timeoutMs = 3000;
   loomResult_t intruderResult = loomSuccess;
   std::string intruderSentence;
+  // The rendezvous logs the refusal (at WARN, the default level) before it
+  // tells the peer, so the line is there once the intruder's init returns.
+  ::testing::internal::CaptureStderr();
   std::thread attempt([&] {
     intruderResult = loomCommInitRank(&intruder, 2, forged, 0, &quick);
     intruderSentence = loomGetLastError();
   });
   attempt.join();
+  const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(intruderResult, loomSuccess);
   EXPECT_EQ(intruder, nullptr);
-  EXPECT_FALSE(intruderSentence.empty());
+  // Told why, not "Broken pipe".
+  EXPECT_NE(intruderSentence.find("refused this connection: wrong secret"), std::string::npos) << intruderSentence;
+  EXPECT_EQ(intruderSentence.find("Broken pipe"), std::string::npos) << intruderSentence;
+  // The rendezvous says who it refused and why.
+  EXPECT_TRUE(std::regex_search(
+      log, std::regex("LOOM WARN BOOTSTRAP the rendezvous at [0-9.]+:[0-9]+ refused [0-9.]+:[0-9]+: wrong secret")))
+      << log;
   // The real ranks still get in: the refused peer took no rank.
   std::vector<loomComm_t> comms(2, nullptr);
   std::vector<std::thread> ranks;
