@@ -31,7 +31,9 @@ int64_t FlightRecorder::nowMs() {
 FlightRecorder::Entry* FlightRecorder::posted(uint64_t sequence, const char* name, uint64_t count, int dtype, int op,
                                               int root, int peer) {
   if (capacity_ == 0) return nullptr;
-  seen_.fetch_add(1, std::memory_order_relaxed);
+  // One writer at a time (calls on a communicator do not overlap), so no
+  // read-modify-write: this is on every call's path.
+  seen_.store(seen_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   Entry& entry = entries_[sequence % capacity_];
   constexpr auto relaxed = std::memory_order_relaxed;
   entry.sequence.store(sequence, relaxed);
