@@ -28,6 +28,7 @@ rows=(
   "SIGSTOP for 0.5 s, under the timeout (4 ranks)|StallTest.ShortStop*"
   "Rank exits mid-AllReduce (3 ranks)|PeerFailureTest.ProcessThatExits*"
   "Abort on one rank while another waits|PeerFailureTest.AbortOnOneRank*"
+  "kill -9 at 5 points of init (3 ranks; each run is 5 kills)|PeerFailureTest.RankKilledDuringInit*"
 )
 
 shm_names() { ls /dev/shm 2>/dev/null | grep -c '^loom' || true; }

@@ -81,5 +81,54 @@ TEST(PeerFailureTest, NoSharedMemoryNameExistsAfterInit) {
   EXPECT_EQ(loomNamesInDevShm(), before);
 }
 
+// A rank killed with SIGKILL at some point of its init (before, during or
+// after the shared-memory rounds): the others' init or first collective
+// fails naming it within the timeout, and nothing is left in /dev/shm.
+TEST(PeerFailureTest, RankKilledDuringInitLeavesNothingBehind) {
+  const int before = loomNamesInDevShm();
+  for (int delayMs : {0, 2, 10, 30, 80}) {
+    HarnessOptions options;
+    options.createComm = false;
+    options.killedRank = 2;
+    runRanks(
+        RankMode::kProcesses, 3,
+        [&](const RankContext& ctx) {
+          loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+          config.timeoutMs = 5000;
+          if (ctx.rank == 2) {
+            std::thread killer([&] {
+              std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+              raise(SIGKILL);
+            });
+            loomComm_t comm = nullptr;
+            loomCommInitRank(&comm, ctx.nranks, *ctx.id, ctx.rank, &config);
+            killer.join();  // never returns
+          }
+          loomComm_t comm = nullptr;
+          loomResult_t rc = loomCommInitRank(&comm, ctx.nranks, *ctx.id, ctx.rank, &config);
+          std::string sentence;
+          if (rc == loomSuccess) {
+            // Rank 2 died after init: the first collective names it.
+            int32_t in = 1, out = 0;
+            rc = loomAllReduce(&in, &out, 1, loomInt32, loomSum, comm, nullptr, nullptr);
+            sentence = loomCommGetLastError(comm);
+            loomCommAbort(comm);
+          } else {
+            sentence = loomGetLastError();
+          }
+          EXPECT_TRUE(rc == loomRemoteError || rc == loomTimeout || rc == loomSystemError)
+              << "delay " << delayMs << " ms: " << loomGetErrorString(rc) << ": " << sentence;
+          // Once identities are exchanged the dead rank is named; before
+          // that the rendezvous only knows that someone is missing
+          // (docs/RELIABILITY.md, Open).
+          const bool named = sentence.find("rank 2") != std::string::npos;
+          const bool missing = sentence.find("some rank did not arrive") != std::string::npos;
+          EXPECT_TRUE(named || missing) << "delay " << delayMs << " ms: " << sentence;
+        },
+        options);
+    EXPECT_EQ(loomNamesInDevShm(), before) << "after a kill " << delayMs << " ms into init";
+  }
+}
+
 }  // namespace
 }  // namespace loom::test
