@@ -11,10 +11,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repeat="${1:-20}"
-binary=build/tests/loom_fault_tests
-[ -x "$binary" ] || { echo "fault-table.sh: $binary is missing; run scripts/build.sh first" >&2; exit 2; }
+[ -x build/tests/loom_fault_tests ] || { echo "fault-table.sh: build/ is missing; run scripts/build.sh first" >&2; exit 2; }
 
-# name | GoogleTest filter
+# name | GoogleTest filter [| test binary, default fault]
 rows=(
   "Mismatched count, 2-8 ranks|Calls/MismatchTest.*/Count_*"
   "Mismatched datatype, 2-8 ranks|Calls/MismatchTest.*/Dtype_*"
@@ -29,6 +28,7 @@ rows=(
   "Rank exits mid-AllReduce (3 ranks)|PeerFailureTest.ProcessThatExits*"
   "Abort on one rank while another waits|PeerFailureTest.AbortOnOneRank*"
   "kill -9 at 5 points of init (3 ranks; each run is 5 kills)|PeerFailureTest.RankKilledDuringInit*"
+  "Bad environment values (9 variables, one run each)|InitErrorsTest.MalformedEnvironmentVariablesAreNamed|unit"
 )
 
 shm_names() { ls /dev/shm 2>/dev/null | grep -c '^loom' || true; }
@@ -36,8 +36,8 @@ shm_names() { ls /dev/shm 2>/dev/null | grep -c '^loom' || true; }
 printf '| Fault | Runs | Right error within the bound | Wrong error or data | Hung | Names left in /dev/shm |\n'
 printf '| --- | --- | --- | --- | --- | --- |\n'
 for row in "${rows[@]}"; do
-  name="${row%%|*}"
-  filter="${row#*|}"
+  IFS='|' read -r name filter kind <<<"$row"
+  binary="build/tests/loom_${kind:-fault}_tests"
   if [ -n "${FAULT_ROWS:-}" ] && ! [[ "$name" =~ $FAULT_ROWS ]]; then continue; fi
   before=$(shm_names)
   log=$(mktemp)

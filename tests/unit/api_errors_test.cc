@@ -169,6 +169,9 @@ TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
       {"LOOM_CMA", "yes", "LOOM_CMA='yes' is not 0 or 1"},
       {"LOOM_TREE_MAX_BYTES", "-5", "LOOM_TREE_MAX_BYTES"},
       {"LOOM_DIRECT_MIN_BYTES", "big", "LOOM_DIRECT_MIN_BYTES='big' is not an integer"},
+      {"LOOM_FLIGHT_RECORDER_ENTRIES", "-1", "LOOM_FLIGHT_RECORDER_ENTRIES='-1' is not an integer between 0 and"},
+      {"LOOM_DUMP_ON_SIGNAL", "KILL", "LOOM_DUMP_ON_SIGNAL='KILL' is not a signal Loom can take for dumps"},
+      {"LOOM_TIMEOUT_MS", "0", "LOOM_TIMEOUT_MS='0' is not an integer between 1 and"},
   };
   for (const auto& c : cases) {
     setenv(c.name, c.value, 1);
