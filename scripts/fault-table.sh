@@ -29,6 +29,7 @@ rows=(
   "Abort on one rank while another waits|PeerFailureTest.AbortOnOneRank*"
   "kill -9 at 5 points of init (3 ranks; each run is 5 kills)|PeerFailureTest.RankKilledDuringInit*"
   "Bad environment values (9 variables, one run each)|InitErrorsTest.MalformedEnvironmentVariablesAreNamed|unit"
+  "Abort from a watchdog thread during a blocked call, then a new communicator|AbortTest.*"
 )
 
 shm_names() { ls /dev/shm 2>/dev/null | grep -c '^loom' || true; }
