@@ -18,8 +18,7 @@ Task<std::vector<PeerBuffers>> swapAddresses(const Team& team, const CollectiveA
   // The messages' labels say which collective sent them: a peer that called
   // something else fails the exchange before its addresses are used.
   AddressMessage mine{reinterpret_cast<uintptr_t>(args.sendbuf), reinterpret_cast<uintptr_t>(args.recvbuf)};
-  std::vector<AddressMessage> messages(team.nranks);
-  co_await allPairsExchange(team, &mine, sizeof(mine), messages.data(), wait, [](int) {});
+  std::vector<AddressMessage> messages = co_await allPairsExchange(team, mine, wait);
   std::vector<PeerBuffers> all(team.nranks);
   for (int peer = 0; peer < team.nranks; ++peer) {
     const AddressMessage& theirs = messages[peer];

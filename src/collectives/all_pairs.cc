@@ -68,8 +68,7 @@ Task<> allPairsBarrier(const Team& team, const WaitContext& wait) {
   }
 }
 
-Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* all, const WaitContext& wait,
-                        FunctionRef<void(int)> received) {
+Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* all, const WaitContext& wait) {
   char* into = static_cast<char*>(all);
   std::memcpy(into + team.rank * bytes, mine, bytes);
   for (int peer = 0; peer < team.nranks; ++peer) {
@@ -83,7 +82,6 @@ Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* 
     RecvConnection& from = team.recvFrom(peer);
     std::memcpy(into + peer * bytes, co_await from.acquire(wait), bytes);
     from.release();
-    received(peer);
   }
 }
 

@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <vector>
 
-#include "base/function_ref.h"
 #include "collectives/collectives.h"
 
 namespace loom {
@@ -18,16 +17,14 @@ Task<> allPairsBarrier(const Team& team, const WaitContext& wait);
 
 // Every rank sends `bytes` (at most a slot) from `mine` to every peer and
 // receives theirs: all[r * bytes] holds rank r's, this rank's own included.
-// `received(peer)` runs as each peer's message arrives, so a check can fail
-// at the first bad one instead of waiting for the rest. Returning means every
-// rank has entered the exchange.
-Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* all, const WaitContext& wait,
-                        FunctionRef<void(int)> received);
+// A peer that called something else fails the exchange on its message's
+// label (message_label.h). Returning means every rank has entered it.
+Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* all, const WaitContext& wait);
 
 template <typename Message>
 Task<std::vector<Message>> allPairsExchange(const Team& team, Message mine, const WaitContext& wait) {
   std::vector<Message> all(team.nranks);
-  co_await allPairsExchange(team, &mine, sizeof(Message), all.data(), wait, [](int) {});
+  co_await allPairsExchange(team, &mine, sizeof(Message), all.data(), wait);
   co_return all;
 }
 

@@ -51,9 +51,9 @@ class FlightRecorder {
   std::vector<std::string> describe() const;
   uint64_t operationsSeen() const { return seen_.load(std::memory_order_relaxed); }
 
+ private:
   static int64_t nowMs();
 
- private:
   std::unique_ptr<Entry[]> entries_;
   size_t capacity_;
   std::atomic<uint64_t> seen_{0};

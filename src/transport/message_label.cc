@@ -27,15 +27,15 @@ MessageLabel MessageLabel::pointToPoint(uint64_t number, uint64_t count, int dty
   return label;
 }
 
-std::string MessageLabel::describe() const {
-  CollectiveCall call;
-  call.number = number;
-  call.kind = kind;
-  call.count = count;
-  call.dtype = dtype;
-  call.op = op;
-  call.root = root;
-  return call.describe();
+CollectiveCall MessageLabel::call() const {
+  CollectiveCall labeled;
+  labeled.number = number;
+  labeled.kind = kind;
+  labeled.count = count;
+  labeled.dtype = dtype;
+  labeled.op = op;
+  labeled.root = root;
+  return labeled;
 }
 
 namespace {
@@ -74,10 +74,7 @@ void checkLabel(const MessageLabel& received, int sender, const WaitContext& wai
                                ": that rank finished collective #" + std::to_string(expected.number) +
                                " without sending what this rank waits for, so the ranks passed "
                                "different arguments to it");
-  fail(loomInvalidUsage, wait.describe() + " does not match " + from + ": that rank called " + received.describe() +
-                             ", this rank " + expected.describe() +
-                             " (every rank must make the same collective calls, in the same order, with the same "
-                             "count, datatype, op and root)");
+  fail(loomInvalidUsage, wait.describeMismatch(sender, received.call()));
 }
 
 }  // namespace loom

@@ -34,8 +34,10 @@ struct MessageLabel {
   // The label of message `number` from a sender to a receiver; the Send
   // writes it, the matching Recv expects it.
   static MessageLabel pointToPoint(uint64_t number, uint64_t count, int dtype);
-  // "AllReduce #3 of 100 float32 (sum)", "Send #2 of 100 float32"
-  std::string describe() const;
+  // The call it labels, to describe ("AllReduce #3 of 100 float32 (sum)",
+  // "Send #2 of 100 float32").
+  CollectiveCall call() const;
+  std::string describe() const { return call().describe(); }
 };
 static_assert(sizeof(MessageLabel) == 24, "labels travel in every slot; keep them small");
 

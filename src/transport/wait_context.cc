@@ -18,7 +18,8 @@ std::string WaitContext::describe() const {
 std::string WaitContext::describeMismatch(int peer, const CollectiveCall& theirs) const {
   return describe() + " does not match rank " + std::to_string(peer) + ": that rank called " + theirs.describe() +
          ", this rank " + (call != nullptr ? call->describe() : std::string("no collective")) +
-         " (every rank must make the same collective calls)";
+         " (every rank must make the same collective calls, in the same order, with the same count, datatype, op "
+         "and root)";
 }
 
 }  // namespace loom

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "transport/shm/peer_file.h"
 #include "transport/shm/shareable_memory.h"
 
 namespace loom::shm {
@@ -59,18 +60,13 @@ std::unique_ptr<MappedWindow> MappedWindow::open(const WindowOffer& offer, bool 
     }
     return window;
   }
-  const std::string path = "/proc/" + std::to_string(offer.pid) + "/fd/" + std::to_string(offer.fd);
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    *why = "cannot open " + path + ": " + std::strerror(errno) +
-           " (ranks in other pid namespaces or under another user cannot share registered memory)";
-    return nullptr;
-  }
   struct stat status {};
-  if (fstat(fd, &status) != 0 || static_cast<uint64_t>(status.st_dev) != offer.device ||
-      static_cast<uint64_t>(status.st_ino) != offer.inode) {
-    close(fd);
-    *why = path + " is not the file that rank registered (is it in another pid namespace?)";
+  int err = 0;
+  int fd = openPeerFile({offer.pid, offer.fd, offer.device, offer.inode}, &status, why, &err);
+  if (fd < 0) {
+    if (err != 0)
+      *why += std::string(": ") + std::strerror(err) +
+              " (ranks in other pid namespaces or under another user cannot share registered memory)";
     return nullptr;
   }
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -81,10 +77,11 @@ std::unique_ptr<MappedWindow> MappedWindow::open(const WindowOffer& offer, bool 
   // collective that touches them.
   void* mapping = mmap(nullptr, window->mappingBytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
                        static_cast<off_t>(start));
-  int err = errno;
+  err = errno;
   close(fd);
   if (mapping == MAP_FAILED) {
-    *why = "cannot map " + std::to_string(offer.bytes) + " bytes of " + path + ": " + std::strerror(err);
+    *why = "cannot map " + std::to_string(offer.bytes) + " bytes of /proc/" + std::to_string(offer.pid) + "/fd/" +
+           std::to_string(offer.fd) + ": " + std::strerror(err);
     return nullptr;
   }
   window->mapping_ = mapping;

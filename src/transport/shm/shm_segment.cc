@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "base/error.h"
+#include "transport/shm/peer_file.h"
 
 namespace loom::shm {
 namespace {
@@ -41,20 +42,17 @@ ShmSegment ShmSegment::create(const std::string& label, size_t bytes) {
 }
 
 ShmSegment ShmSegment::open(const SegmentAddress& address, size_t bytes, const std::string& owner) {
-  const std::string path = "/proc/" + std::to_string(address.pid) + "/fd/" + std::to_string(address.fd);
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0)
-    failSystem("cannot open the shared memory of " + owner + " (" + path +
-                   "): ranks that share a host must run as the same user in one pid namespace; give the others "
-                   "another LOOM_HOST_ID",
-               errno);
   struct stat info {};
-  if (fstat(fd, &info) != 0 || static_cast<uint64_t>(info.st_dev) != address.device ||
-      static_cast<uint64_t>(info.st_ino) != address.inode) {
-    close(fd);
-    fail(loomRemoteError, path + " is not the shared memory " + owner +
-                              " created (is that rank in another pid namespace? give it another LOOM_HOST_ID)");
-  }
+  std::string why;
+  int err = 0;
+  int fd = openPeerFile({address.pid, address.fd, address.device, address.inode}, &info, &why, &err);
+  if (fd < 0 && err != 0)
+    failSystem("the shared memory of " + owner + ": " + why +
+                   " (ranks that share a host must run as the same user in one pid namespace; give the others "
+                   "another LOOM_HOST_ID)",
+               err);
+  if (fd < 0)
+    fail(loomRemoteError, "the shared memory of " + owner + ": " + why + "; give that rank another LOOM_HOST_ID");
   if (static_cast<size_t>(info.st_size) < bytes) {
     close(fd);
     fail(loomRemoteError, "the shared memory of " + owner + " holds " + std::to_string(info.st_size) +
