@@ -33,30 +33,81 @@ void runAsThreads(int nranks, const loomUniqueId& id, const RankBody& body, cons
   for (auto& t : threads) t.join();
 }
 
-// Forks every rank before the unique id (and with it the rendezvous thread)
-// exists, then hands the id down a pipe: forking while another thread of
-// the parent holds a lock (OpenSSL's, a static initialiser's guard) would
-// leave that lock held forever in the child.
+// What the keeper process hands the harness: the id, or why there is none.
+struct KeptId {
+  bool ok = false;
+  loomUniqueId id{};
+  char error[512] = {};
+};
+
+// The unique id, made by a process of its own that keeps its rendezvous
+// thread alive until the harness kills it. The test process itself then
+// never runs a Loom thread, so it can fork ranks at any time: a fork while
+// another thread holds a lock (OpenSSL's, the allocator's) leaves that lock
+// held forever in the child, and a rendezvous thread of an earlier run that
+// is still waiting for a killed rank would be such a thread.
+pid_t startIdKeeper(KeptId* kept) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::snprintf(kept->error, sizeof(kept->error), "pipe failed");
+    return -1;
+  }
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(99);
+    close(fds[0]);
+    KeptId mine;
+    mine.ok = loomGetUniqueId(&mine.id) == loomSuccess;
+    if (!mine.ok) std::snprintf(mine.error, sizeof(mine.error), "%s", loomGetLastError());
+    if (write(fds[1], &mine, sizeof(mine)) != static_cast<ssize_t>(sizeof(mine))) _exit(98);
+    close(fds[1]);
+    for (;;) pause();  // until the harness kills it
+  }
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    std::snprintf(kept->error, sizeof(kept->error), "fork failed");
+    return -1;
+  }
+  if (read(fds[0], kept, sizeof(*kept)) != static_cast<ssize_t>(sizeof(*kept))) {
+    kept->ok = false;
+    std::snprintf(kept->error, sizeof(kept->error), "the id keeper (pid %d) died before sending an id", pid);
+  }
+  close(fds[0]);
+  return pid;
+}
+
+void stopIdKeeper(pid_t keeper) {
+  if (keeper <= 0) return;
+  kill(keeper, SIGKILL);
+  waitpid(keeper, nullptr, 0);
+}
+
 void runAsProcesses(int nranks, const RankBody& body, const HarnessOptions& options) {
+  KeptId kept;
+  const pid_t keeper = startIdKeeper(&kept);
+  if (!kept.ok) {
+    stopIdKeeper(keeper);
+    FAIL() << "no unique id for the ranks: " << kept.error;
+  }
   std::fflush(nullptr);
   const pid_t parent = getpid();
   std::vector<pid_t> children;
-  std::vector<int> idPipes;
   for (int r = 0; r < nranks; ++r) {
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
     pid_t pid = fork();
-    ASSERT_GE(pid, 0) << "fork failed";
+    if (pid < 0) {
+      ADD_FAILURE() << "fork failed for rank " << r;
+      break;
+    }
     if (pid == 0) {
       // The child runs the body and exits; it never returns into GoogleTest.
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(99);
-      close(fds[1]);
-      loomUniqueId id;
-      if (read(fds[0], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id))) _exit(98);
       int status = 0;
       try {
-        runOneRank(r, nranks, id, body, options);
+        runOneRank(r, nranks, kept.id, body, options);
         status = ::testing::Test::HasFailure() ? 1 : 0;
       } catch (...) {
         status = 2;
@@ -64,22 +115,14 @@ void runAsProcesses(int nranks, const RankBody& body, const HarnessOptions& opti
       std::fflush(nullptr);
       _exit(status);
     }
-    close(fds[0]);
     children.push_back(pid);
-    idPipes.push_back(fds[1]);
   }
-  loomUniqueId id;
-  const bool haveId = loomGetUniqueId(&id) == loomSuccess;
-  EXPECT_TRUE(haveId) << loomGetLastError();
-  for (int fd : idPipes) {  // without an id the children read EOF and exit 98
-    if (haveId) EXPECT_EQ(write(fd, &id, sizeof(id)), static_cast<ssize_t>(sizeof(id)));
-    close(fd);
-  }
+  const int started = static_cast<int>(children.size());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.waitSeconds);
-  std::vector<bool> reaped(nranks, false);
-  int remaining = nranks;
+  std::vector<bool> reaped(started, false);
+  int remaining = started;
   while (remaining > 0) {
-    for (int r = 0; r < nranks; ++r) {
+    for (int r = 0; r < started; ++r) {
       if (reaped[r]) continue;
       int status = 0;
       pid_t done = waitpid(children[r], &status, WNOHANG);
@@ -95,16 +138,17 @@ void runAsProcesses(int nranks, const RankBody& body, const HarnessOptions& opti
     }
     if (remaining == 0) break;
     if (std::chrono::steady_clock::now() > deadline) {
-      for (int r = 0; r < nranks; ++r) {
+      for (int r = 0; r < started; ++r) {
         if (reaped[r]) continue;
         kill(children[r], SIGKILL);
         waitpid(children[r], nullptr, 0);
         ADD_FAILURE() << "rank " << r << " was still running after " << options.waitSeconds << " s and was killed";
       }
-      return;
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  stopIdKeeper(keeper);
 }
 
 }  // namespace

@@ -38,7 +38,9 @@ using RankBody = std::function<void(const RankContext&)>;
 // process mode a child with a failed expectation exits non-zero and the
 // parent fails the test naming that rank. Children never run anything but
 // `body` (no re-execution of the test binary), so a broken test cannot
-// multiply processes.
+// multiply processes. In process mode the unique id, and with it the
+// rendezvous thread, lives in one more child that the harness kills at the
+// end, so the test process never runs a Loom thread of its own.
 void runRanks(RankMode mode, int nranks, const RankBody& body, const HarnessOptions& options = {});
 
 }  // namespace loom::test

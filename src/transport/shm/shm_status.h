@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "base/doorbell.h"
 #include "transport/collective_call.h"
@@ -23,7 +24,8 @@ struct StatusPage {
   std::atomic<int32_t> waitingFor;
   // The collective this rank runs, under a sequence lock: the writer makes
   // callVersion odd while it writes, readers retry until they see one even
-  // value on both sides of their copy.
+  // value on both sides of their copy, for a bounded number of tries: a
+  // writer killed mid-write leaves the version odd for good.
   std::atomic<uint32_t> callVersion;
   CollectiveCall call;
   // 0: no failure; kWriting: a thread is writing `failure`; kFailed: it is
@@ -38,7 +40,10 @@ struct StatusPage {
   static constexpr size_t kBytes = 4096;
 
   void publishCall(const CollectiveCall& next);
-  CollectiveCall readCall() const;
+  // The published call, or nothing if no consistent copy was seen in
+  // kReadTries tries (a writer mid-write, or one that died there).
+  std::optional<CollectiveCall> readCall() const;
+  static constexpr int kReadTries = 1 << 14;
 };
 static_assert(sizeof(StatusPage) <= StatusPage::kBytes);
 

@@ -203,14 +203,15 @@ void StatusPage::publishCall(const CollectiveCall& next) {
   callVersion.store(version + 2, std::memory_order_release);
 }
 
-CollectiveCall StatusPage::readCall() const {
+std::optional<CollectiveCall> StatusPage::readCall() const {
   CollectiveCall copy;
-  for (;;) {
+  for (int attempt = 0; attempt < kReadTries; ++attempt) {
     uint32_t before = callVersion.load(std::memory_order_acquire);
     std::memcpy(static_cast<void*>(&copy), &call, sizeof(copy));
     std::atomic_thread_fence(std::memory_order_acquire);
     if ((before & 1) == 0 && callVersion.load(std::memory_order_relaxed) == before) return copy;
   }
+  return std::nullopt;
 }
 
 }  // namespace loom::shm
