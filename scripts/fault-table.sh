@@ -28,6 +28,10 @@ rows=(
   "Rank exits mid-AllReduce (3 ranks)|PeerFailureTest.ProcessThatExits*"
   "Abort on one rank while another waits|PeerFailureTest.AbortOnOneRank*"
   "kill -9 at 5 points of init (3 ranks; each run is 5 kills)|PeerFailureTest.RankKilledDuringInit*"
+  "kill -9 mid-AllReduce, 2, 3, 5 and 8 ranks|Ranks/KilledMidOperationTest.*"
+  "Ranks that never join, or stop before a setup round, named by the rendezvous|MissingRanksTest.*|integration"
+  "Every end of a communicator (6 kinds x 3) gives back fds and threads|ReleaseTest.*"
+  "Rendezvous out of file descriptors, 48 idle strangers, 3 ranks|AdmissionTest.RendezvousOutOfDescriptors*|integration"
   "Bad environment values (9 variables, one run each)|InitErrorsTest.MalformedEnvironmentVariablesAreNamed|unit"
   "Abort from a watchdog thread during a blocked call, then a new communicator|AbortTest.*"
 )

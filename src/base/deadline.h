@@ -21,6 +21,7 @@ class Deadline {
   }
   static Deadline never() { return Deadline(Clock::time_point::max()); }
 
+  bool isBefore(const Deadline& other) const { return at_ < other.at_; }
   bool expired() const { return at_ != Clock::time_point::max() && Clock::now() >= at_; }
   // Milliseconds left, clamped to [0, cap]: the length of the next sleep slice.
   int64_t remainingMs(int64_t cap) const {

@@ -11,6 +11,7 @@
 #include <deque>
 
 #include "base/error.h"
+#include "base/rank_list.h"
 #include "bootstrap/auth.h"
 #include "bootstrap/handshake.h"
 #include "core/logging.h"
@@ -48,13 +49,12 @@ class Admission {
   Admission(int listener, const Secret& secret, const AdmissionLimits& limits, const std::string& where)
       : listener_(listener), secret_(secret), limits_(limits), where_(where) {}
 
-  std::vector<Socket> run(int64_t waitForRanksMs) {
+  AdmittedRanks run(int64_t waitForRanksMs) {
     const Deadline overall = Deadline::afterMs(waitForRanksMs);
     while (!complete()) {
-      if (overall.expired()) {
-        giveUp(waitForRanksMs);
-        return {};
-      }
+      if (admitted_ == 0 && overall.expired()) return giveUp(std::to_string(waitForRanksMs) + " ms");
+      if (admitted_ > 0 && (patience_.expired() || overall.expired()))
+        return giveUp(std::to_string(patienceMs_) + " ms (the timeout of rank " + std::to_string(patientRank_) + ")");
       dropLateHellos();
       serveOnce(overall);
       std::erase_if(waiting_, [](const Waiting& w) { return !w.socket.valid(); });
@@ -62,7 +62,7 @@ class Admission {
     for (Waiting& w : waiting_)
       sendVerdictAndClose(w, Verdict{VerdictKind::kRefused, "every rank of this communicator has already joined"},
                           Severity::kStranger, "every rank had joined");
-    return std::move(ranks_);
+    return AdmittedRanks{std::move(ranks_), std::move(timeoutsMs_), std::string()};
   }
 
  private:
@@ -89,6 +89,7 @@ class Admission {
 
   int64_t nextWakeMs(const Deadline& overall) const {
     int64_t ms = overall.remainingMs(1000);
+    if (admitted_ > 0) ms = patience_.remainingMs(ms);
     for (const Waiting& w : waiting_) ms = w.deadline.remainingMs(ms);
     if (!resumeAccepting_.expired()) ms = resumeAccepting_.remainingMs(ms);
     return ms;
@@ -189,6 +190,10 @@ class Admission {
                         std::to_string(nranks_));
       return;
     }
+    if (hello.timeoutMs < 1) {
+      refuseRank(w, "its timeout of " + std::to_string(hello.timeoutMs) + " ms is not positive");
+      return;
+    }
     if (hello.rank < 0 || hello.rank >= hello.nranks) {
       refuseRank(w, "rank " + std::to_string(hello.rank) + " is not in [0, " + std::to_string(hello.nranks) + ")");
       return;
@@ -200,6 +205,7 @@ class Admission {
     if (nranks_ < 0) {
       nranks_ = hello.nranks;
       ranks_.resize(nranks_);
+      timeoutsMs_.resize(nranks_, 0);
     }
     try {
       sendFrame(w.socket.fd(), encodeVerdict(Verdict{VerdictKind::kAdmitted, ""}), Deadline::afterMs(1000), w.who);
@@ -210,6 +216,13 @@ class Admission {
     }
     LOOM_TRACE("BOOTSTRAP", -1, where_ << " admitted rank " << hello.rank << " of " << nranks_ << " from " << w.who);
     ranks_[hello.rank] = std::move(w.socket);
+    timeoutsMs_[hello.rank] = hello.timeoutMs;
+    const Deadline patience = Deadline::afterMs(hello.timeoutMs);
+    if (admitted_ == 0 || patience.isBefore(patience_)) {
+      patience_ = patience;
+      patienceMs_ = hello.timeoutMs;
+      patientRank_ = hello.rank;
+    }
     ++admitted_;
   }
 
@@ -278,16 +291,26 @@ class Admission {
       if (::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) <= 0) return;
   }
 
-  void giveUp(int64_t waitForRanksMs) {
+  // Ends admission without every rank: refuses those still to prove the
+  // secret, and says which ranks never joined (for the ranks that did).
+  AdmittedRanks giveUp(const std::string& waited) {
+    std::vector<int> joined, missing;
+    for (int r = 0; r < nranks_; ++r) (ranks_[r].valid() ? joined : missing).push_back(r);
     const std::string strangers =
         refused_ > 0 ? " (it refused or dropped " + std::to_string(refused_) + " other connections)" : "";
-    LOOM_WARN("BOOTSTRAP", -1,
-              where_ << " gave up: " << admitted_ << " of " << (nranks_ < 0 ? 0 : nranks_) << " ranks arrived within "
-                     << waitForRanksMs << " ms" << strangers);
+    std::string sentence;
+    if (nranks_ < 0) {
+      sentence = "no rank joined " + where_ + " within " + waited;
+    } else {
+      sentence = describeRanks(missing) + " of " + std::to_string(nranks_) + " did not join " + where_ + " within " +
+                 waited + "; " + describeRanks(joined) + " joined and waited";
+    }
+    LOOM_WARN("BOOTSTRAP", -1, "admission ended: " << sentence << strangers);
     for (Waiting& w : waiting_)
       if (w.socket.valid())
         sendVerdictAndClose(w, Verdict{VerdictKind::kRefused, "it gave up waiting for the ranks"}, Severity::kStranger,
                             "it gave up waiting for the ranks");
+    return AdmittedRanks{std::move(ranks_), std::move(timeoutsMs_), sentence};
   }
 
   const int listener_;
@@ -296,6 +319,12 @@ class Admission {
   const std::string where_;
   std::deque<Waiting> waiting_;
   std::vector<Socket> ranks_;
+  std::vector<int64_t> timeoutsMs_;
+  // When the first admitted rank's own timeout runs out, whose it is, and
+  // how long: admission ends then, since that rank gives up.
+  Deadline patience_ = Deadline::never();
+  int64_t patienceMs_ = 0;
+  int patientRank_ = -1;
   int nranks_ = -1;
   int admitted_ = 0;
   int refused_ = 0;  // refused or dropped, for the give-up sentence
@@ -306,8 +335,8 @@ class Admission {
 
 }  // namespace
 
-std::vector<Socket> admitRanks(int listener, const Secret& secret, int64_t waitForRanksMs,
-                               const AdmissionLimits& limits, const std::string& where) {
+AdmittedRanks admitRanks(int listener, const Secret& secret, int64_t waitForRanksMs, const AdmissionLimits& limits,
+                         const std::string& where) {
   const int flags = fcntl(listener, F_GETFL);
   if (flags < 0 || fcntl(listener, F_SETFL, flags | O_NONBLOCK) != 0)
     failSystem("making the rendezvous listener non-blocking", errno);

@@ -27,13 +27,20 @@ struct AdmissionLimits {
   size_t maxWaiting = 128;
 };
 
+// The ranks a rendezvous admitted.
+struct AdmittedRanks {
+  std::vector<Socket> sockets;      // indexed by rank; invalid for a rank that never joined
+  std::vector<int64_t> timeoutsMs;  // each joined rank's timeout, from its hello
+  std::string missing;              // why not every rank joined; empty when all did
+};
+
 // Admits the ranks of one communicator from `listener` (which it makes
-// non-blocking); the first rank's hello sets their number. Returns one
-// socket per rank, indexed by rank, once every rank is in, or an empty
-// vector when they were not all in within waitForRanksMs. `where` names
-// this rendezvous ("the rendezvous at 10.0.0.1:29500") in what peers are
-// told and what is logged.
-std::vector<Socket> admitRanks(int listener, const Secret& secret, int64_t waitForRanksMs,
-                               const AdmissionLimits& limits, const std::string& where);
+// non-blocking); the first rank's hello sets their number. Returns once
+// every rank is in, or, with `missing` saying which ranks are not, when the
+// first admitted rank's own timeout runs out (it would give up then) or
+// when none came within waitForRanksMs. `where` names this rendezvous ("the
+// rendezvous at 10.0.0.1:29500") in what peers are told and what is logged.
+AdmittedRanks admitRanks(int listener, const Secret& secret, int64_t waitForRanksMs, const AdmissionLimits& limits,
+                         const std::string& where);
 
 }  // namespace loom::bootstrap

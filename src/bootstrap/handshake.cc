@@ -56,6 +56,7 @@ std::string encodeHello(const Hello& hello) {
   put(out, hello.proof.data(), hello.proof.size());
   put(out, &hello.rank, sizeof(hello.rank));
   put(out, &hello.nranks, sizeof(hello.nranks));
+  put(out, &hello.timeoutMs, sizeof(hello.timeoutMs));
   return out;
 }
 
@@ -89,6 +90,7 @@ Hello decodeHello(const std::string& bytes) {
   at += hello.proof.size();
   hello.rank = take<int32_t>(bytes, at);
   hello.nranks = take<int32_t>(bytes, at);
+  hello.timeoutMs = take<int64_t>(bytes, at);
   return hello;
 }
 

@@ -19,13 +19,14 @@
 
 namespace loom::bootstrap {
 
-// 1 was the unversioned exchange before this one (nonce, then proof and
-// rank, no verdict).
-constexpr uint32_t kProtocolVersion = 2;
+// 1 was the unversioned exchange (nonce, then proof and rank, no verdict);
+// 2 had no timeout in the hello, so the rendezvous could not tell the ranks
+// which of them was missing before their own clocks ran out.
+constexpr uint32_t kProtocolVersion = 3;
 
 constexpr size_t kHeaderSize = 12;  // magic + version, at the start of greeting and hello
 constexpr size_t kGreetingSize = kHeaderSize + sizeof(Nonce);
-constexpr size_t kHelloSize = kHeaderSize + sizeof(Proof) + 2 * sizeof(int32_t);
+constexpr size_t kHelloSize = kHeaderSize + sizeof(Proof) + 2 * sizeof(int32_t) + sizeof(int64_t);
 // A verdict is a frame (sendFrame): a refusal sentence longer than this is
 // not from a Loom rendezvous.
 constexpr size_t kMaxVerdictSize = 4096;
@@ -40,6 +41,10 @@ struct Hello {
   Proof proof{};
   int32_t rank = -1;
   int32_t nranks = -1;
+  // The rank's communicator timeout: how long it waits for the others at
+  // each setup step. The rendezvous answers before it runs out, naming the
+  // ranks that did not arrive.
+  int64_t timeoutMs = 0;
 };
 
 std::string encodeGreeting(const Greeting& greeting);

@@ -20,7 +20,8 @@ namespace loom::bootstrap {
 // endpoint it listens on: listenOn's address only (not every interface of
 // the host; listen_address.h says which), and its port, where port 0 picks a
 // free one. The thread exits when every admitted rank has closed its
-// connection, or when the ranks were not all in within waitForRanksMs.
+// connection, or when no rank came within waitForRanksMs. A rank that waits
+// past its own timeout (sent in its hello) is told which ranks are missing.
 Endpoint startRendezvous(const Secret& secret, const Endpoint& listenOn, int64_t waitForRanksMs,
                          const AdmissionLimits& limits = {});
 
@@ -47,11 +48,5 @@ class RendezvousClient {
   int64_t timeoutMs_;
   std::string peerName_;
 };
-
-// A round's reply as the rendezvous sends it ('O', then per rank a 64-bit
-// length and the bytes; or 'E' and a sentence) split into nranks
-// contributions. Throws loomRemoteError for a refusal or malformed bytes;
-// separate from the socket so the fuzzer (tests/fuzz) can feed it bytes.
-std::vector<std::string> decodeRound(const std::string& reply, int nranks, const std::string& peerName);
 
 }  // namespace loom::bootstrap

@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "bootstrap/auth.h"
 #include "base/error.h"
+#include "bootstrap/auth.h"
 
 namespace loom::bootstrap {
 namespace {

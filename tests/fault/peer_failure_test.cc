@@ -118,17 +118,59 @@ TEST(PeerFailureTest, RankKilledDuringInitLeavesNothingBehind) {
           }
           EXPECT_TRUE(rc == loomRemoteError || rc == loomTimeout || rc == loomSystemError)
               << "delay " << delayMs << " ms: " << loomGetErrorString(rc) << ": " << sentence;
-          // Once identities are exchanged the dead rank is named; before
-          // that the rendezvous only knows that someone is missing
-          // (docs/RELIABILITY.md, Open).
-          const bool named = sentence.find("rank 2") != std::string::npos;
-          const bool missing = sentence.find("some rank did not arrive") != std::string::npos;
-          EXPECT_TRUE(named || missing) << "delay " << delayMs << " ms: " << sentence;
+          // Named at every point: by the rendezvous before identities are
+          // exchanged (it never joined, or left), by its pid after.
+          EXPECT_NE(sentence.find("rank 2"), std::string::npos) << "delay " << delayMs << " ms: " << sentence;
         },
         options);
     EXPECT_EQ(loomNamesInDevShm(), before) << "after a kill " << delayMs << " ms into init";
   }
 }
+
+// kill -9 in the middle of a stream of large AllReduces: every survivor's
+// call fails naming the killed rank (directly, or through the peer that saw
+// it first), within seconds, and nothing is left in /dev/shm.
+class KilledMidOperationTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(KilledMidOperationTest, EverySurvivorNamesTheKilledRank) {
+  const int nranks = GetParam();
+  const int victim = nranks / 2;
+  const int before = loomNamesInDevShm();
+  HarnessOptions options;
+  options.killedRank = victim;
+  options.timeoutMs = 60000;  // the death must be seen, not timed out
+  runRanks(
+      RankMode::kProcesses, nranks,
+      [&](const RankContext& ctx) {
+        std::vector<float> in(1 << 18, 1.0f), out(1 << 18);
+        if (ctx.rank == victim) {
+          std::thread killer([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+            raise(SIGKILL);
+          });
+          for (;;) loomAllReduce(in.data(), out.data(), in.size(), loomFloat32, loomSum, ctx.comm, nullptr, nullptr);
+        }
+        const auto start = std::chrono::steady_clock::now();
+        loomResult_t rc = loomSuccess;
+        for (int i = 0; i < 100000 && rc == loomSuccess; ++i)
+          rc = loomAllReduce(in.data(), out.data(), in.size(), loomFloat32, loomSum, ctx.comm, nullptr, nullptr);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const std::string sentence = loomCommGetLastError(ctx.comm);
+        EXPECT_EQ(rc, loomRemoteError) << loomGetErrorString(rc) << ": " << sentence;
+        EXPECT_NE(sentence.find("rank " + std::to_string(victim) + " (pid"), std::string::npos) << sentence;
+        EXPECT_NE(sentence.find("exited"), std::string::npos) << sentence;
+        EXPECT_LT(seconds, 30.0) << "noticed only after " << seconds << " s";
+        ASSERT_EQ(loomCommAbort(ctx.comm), loomSuccess);
+        *ctx.commReleased = true;
+      },
+      options);
+  EXPECT_EQ(loomNamesInDevShm(), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, KilledMidOperationTest, ::testing::Values(2, 3, 5, 8),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "ranks";
+                         });
 
 }  // namespace
 }  // namespace loom::test

@@ -17,11 +17,12 @@
 #include <cstring>
 #include <string>
 
+#include "base/error.h"
 #include "bootstrap/handshake.h"
 #include "bootstrap/rendezvous.h"
+#include "bootstrap/round_reply.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/unique_id.h"
-#include "base/error.h"
 #include "fuzz_support.h"
 
 namespace {
@@ -33,7 +34,8 @@ void decodeId(const uint8_t* data, size_t size) {
   try {
     loom::bootstrap::RendezvousAddress address = loom::bootstrap::decodeUniqueId(id);
     // A decoded id must encode back to the same fields.
-    loom::bootstrap::RendezvousAddress again = loom::bootstrap::decodeUniqueId(loom::bootstrap::encodeUniqueId(address));
+    loom::bootstrap::RendezvousAddress again =
+        loom::bootstrap::decodeUniqueId(loom::bootstrap::encodeUniqueId(address));
     if (again.endpoint.ipv4 != address.endpoint.ipv4 || again.endpoint.port != address.endpoint.port ||
         again.secret != address.secret)
       std::abort();
@@ -68,6 +70,7 @@ void decodeRound(const uint8_t* data, size_t size) {
   try {
     std::vector<std::string> all = loom::bootstrap::decodeRound(reply, nranks, "the fuzzer");
     if (static_cast<int>(all.size()) != nranks) std::abort();
+    if (loom::bootstrap::encodeRoundReply(all) != reply) std::abort();
   } catch (const loom::Error&) {
   }
 }

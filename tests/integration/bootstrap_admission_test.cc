@@ -2,8 +2,14 @@
 // protocol version, a peer too slow with its hello, more strangers than the
 // rendezvous keeps waiting, and ranks pointed at something that is not a
 // Loom rendezvous, or one of another version. Each side says what is wrong.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <loom/loom.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <regex>
 #include <string>
@@ -70,7 +76,8 @@ TEST(AdmissionTest, HelloOfAnotherVersionIsToldWhyAndLogged) {
   const std::string verdict = verdictAfterGreeting(received);
   ASSERT_FALSE(verdict.empty()) << "no verdict after the greeting: " << bootstrap::quoteBytes(received);
   EXPECT_EQ(verdict[0], 'E');
-  EXPECT_NE(verdict.find("refused this connection: it speaks Loom bootstrap protocol 999 and this side speaks 2"),
+  EXPECT_NE(verdict.find("refused this connection: it speaks Loom bootstrap protocol 999 and this side speaks " +
+                         std::to_string(bootstrap::kProtocolVersion)),
             std::string::npos)
       << verdict;
   EXPECT_TRUE(std::regex_search(
@@ -118,7 +125,8 @@ TEST(AdmissionTest, PeerTooSlowWithItsHelloIsDroppedAndToldToTryAgain) {
   const std::string verdict = verdictAfterGreeting(received);
   ASSERT_FALSE(verdict.empty());
   EXPECT_EQ(verdict[0], 'R');
-  EXPECT_NE(verdict.find("dropped this connection: it sent 4 of the 52 bytes of a hello within 200 ms"),
+  EXPECT_NE(verdict.find("dropped this connection: it sent 4 of the " + std::to_string(bootstrap::kHelloSize) +
+                         " bytes of a hello within 200 ms"),
             std::string::npos)
       << verdict;
   finishWithOneRank(r);
@@ -173,6 +181,78 @@ TEST(AdmissionTest, RanksDroppedForRoomConnectAgainUntilAllAreIn) {
   for (auto& t : threads) t.join();
   for (int fd : strangers) close(fd);
   EXPECT_EQ(waitUntilNothingHeldOnPort(r.address.endpoint.port, 30000), 0);
+}
+
+// A rendezvous whose process has almost no file descriptors left, flooded
+// with idle strangers: each accept that finds none drops the longest-waiting
+// stranger for room, and the real ranks, dropped now and then among them,
+// connect again until they are in. The rendezvous runs in a child process
+// (forked before this process has any thread) so only it runs short.
+TEST(AdmissionTest, RendezvousOutOfDescriptorsStillAdmitsTheRanks) {
+  int idPipe[2];
+  ASSERT_EQ(pipe(idPipe), 0);
+  const pid_t keeper = fork();
+  ASSERT_GE(keeper, 0);
+  if (keeper == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close(idPipe[0]);
+    int open = 0;
+    if (DIR* dir = opendir("/proc/self/fd")) {
+      while (readdir(dir) != nullptr) ++open;
+      closedir(dir);
+    }
+    // Room for the listener and a dozen more: far fewer than the flood.
+    const rlimit few{static_cast<rlim_t>(open + 12), static_cast<rlim_t>(open + 12)};
+    loomUniqueId id{};
+    if (setrlimit(RLIMIT_NOFILE, &few) != 0 || loomGetUniqueId(&id) != loomSuccess) _exit(3);
+    if (write(idPipe[1], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id))) _exit(4);
+    for (;;) pause();
+  }
+  close(idPipe[1]);
+  loomUniqueId id{};
+  const bool haveId = read(idPipe[0], &id, sizeof(id)) == static_cast<ssize_t>(sizeof(id));
+  close(idPipe[0]);
+  if (!haveId) {
+    kill(keeper, SIGKILL);
+    waitpid(keeper, nullptr, 0);
+    FAIL() << "the rendezvous process made no unique id";
+  }
+  const Endpoint at = bootstrap::decodeUniqueId(id).endpoint;
+  std::vector<int> strangers;
+  for (int i = 0; i < 48; ++i) {
+    const int fd = connectTo(at.ipv4, at.port);
+    if (fd >= 0) strangers.push_back(fd);
+  }
+  EXPECT_EQ(strangers.size(), 48u);
+  constexpr int kRanks = 3;
+  std::vector<loomComm_t> comms(kRanks, nullptr);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    threads.emplace_back([&, rank] {
+      loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+      config.timeoutMs = 60000;
+      EXPECT_EQ(loomCommInitRank(&comms[rank], kRanks, id, rank, &config), loomSuccess) << loomGetLastError();
+    });
+  }
+  for (auto& t : threads) t.join();
+  threads.clear();
+  for (int rank = 0; rank < kRanks; ++rank) {
+    if (comms[rank] == nullptr) continue;
+    threads.emplace_back([&, rank] {
+      int32_t in = rank, sum = 0;
+      EXPECT_EQ(loomAllReduce(&in, &sum, 1, loomInt32, loomSum, comms[rank], nullptr, nullptr), loomSuccess);
+      EXPECT_EQ(sum, 0 + 1 + 2);
+      EXPECT_EQ(loomCommDestroy(comms[rank]), loomSuccess);
+    });
+  }
+  for (auto& t : threads) t.join();
+  // Every stranger was dropped and told so, or is still waiting: none was
+  // admitted in a rank's place (the AllReduce above proves the ranks met).
+  for (int fd : strangers) close(fd);
+  kill(keeper, SIGKILL);
+  int status = 0;
+  waitpid(keeper, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the rendezvous process ended on its own";
 }
 
 // A fake rendezvous: accepts one connection, sends `greeting`, reads what
@@ -230,7 +310,9 @@ TEST(AdmissionTest, RankToldWhenTheRendezvousSpeaksAnotherVersion) {
   greeting.replace(8, sizeof(future), reinterpret_cast<const char*>(&future), sizeof(future));
   FakeRendezvous newer(greeting);
   const std::string sentence = initAgainst(newer);
-  EXPECT_NE(sentence.find("cannot admit this rank: it speaks Loom bootstrap protocol 999 and this side speaks 2: "
+  EXPECT_NE(sentence.find("cannot admit this rank: it speaks Loom bootstrap protocol 999 and this side speaks " +
+                          std::to_string(bootstrap::kProtocolVersion) +
+                          ": "
                           "every rank must run the same Loom version"),
             std::string::npos)
       << sentence;

@@ -32,12 +32,14 @@ TEST(HandshakeTest, GreetingAndHelloRoundTrip) {
   hello.proof.fill(9);
   hello.rank = 3;
   hello.nranks = 64;
+  hello.timeoutMs = 3'000'000'000'000;  // a century: timeouts saturate there, and must fit
   const std::string helloBytes = encodeHello(hello);
   EXPECT_EQ(helloBytes.size(), kHelloSize);
   const Hello back = decodeHello(helloBytes);
   EXPECT_EQ(back.proof, hello.proof);
   EXPECT_EQ(back.rank, 3);
   EXPECT_EQ(back.nranks, 64);
+  EXPECT_EQ(back.timeoutMs, hello.timeoutMs);
   EXPECT_TRUE(startsAsHello(helloBytes));
   EXPECT_FALSE(startsAsGreeting(helloBytes));
 }
@@ -55,7 +57,7 @@ TEST(HandshakeTest, AnotherVersionIsNamedWithBoth) {
   Hello hello;
   hello.version = 7;
   EXPECT_EQ(sentenceOf(checkHelloHeader, encodeHello(hello)),
-            "it speaks Loom bootstrap protocol 7 and this side speaks 2: every rank must run the same Loom version");
+            "it speaks Loom bootstrap protocol 7 and this side speaks 3: every rank must run the same Loom version");
 }
 
 TEST(HandshakeTest, VerdictsDecodeOrSayWhatTheyAre) {

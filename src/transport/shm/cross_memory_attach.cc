@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "transport/shm/peer_check.h"
 
 namespace loom::shm {
 namespace {
@@ -39,7 +40,8 @@ std::string probeCrossMemoryAttach(pid_t pid, const void* remote, const void* ex
   if (got < 0) {
     int err = errno;
     std::string why = std::string("process_vm_readv: ") + std::strerror(err);
-    if (err == EPERM) why += " (ptrace is restricted: see kernel.yama.ptrace_scope, or the container's seccomp profile)";
+    if (err == EPERM)
+      why += " (ptrace is restricted: see kernel.yama.ptrace_scope, or the container's seccomp profile)";
     if (err == ENOSYS) why += " (the kernel or a seccomp filter does not offer it)";
     return why;
   }
@@ -62,8 +64,8 @@ void CrossMemoryAttach::read(int peer, const void* remote, void* local, size_t b
   size_t done = 0;
   while (done < bytes) {
     if (ctx.aborted != nullptr && ctx.aborted->load(std::memory_order_relaxed))
-      fail(loomAborted, ctx.describe() + " was aborted (loomCommAbort) while reading rank " + std::to_string(peer) +
-                            "'s buffer");
+      fail(loomAborted,
+           ctx.describe() + " was aborted (loomCommAbort) while reading rank " + std::to_string(peer) + "'s buffer");
     const size_t want = std::min(bytes - done, kMaxBytesPerCall);
     iovec into{static_cast<char*>(local) + done, want};
     iovec from{const_cast<char*>(static_cast<const char*>(remote)) + done, want};
@@ -75,7 +77,9 @@ void CrossMemoryAttach::read(int peer, const void* remote, void* local, size_t b
     int err = got < 0 ? errno : EFAULT;
     if (err == EINTR) continue;
     std::string where = "rank " + std::to_string(peer) + " (pid " + std::to_string(pids_[peer]) + ")";
-    if (err == ESRCH)
+    // A peer killed mid-read may still be a zombie, whose memory is gone:
+    // that reads as EFAULT, not ESRCH, and must not blame the buffers.
+    if (err == ESRCH || processExited(pids_[peer]))
       fail(loomRemoteError, ctx.describe() + " failed: " + where + " exited while this rank read its buffer");
     if (err == EFAULT)
       fail(loomInvalidUsage, ctx.describe() + " failed: copying " + std::to_string(bytes - done) + " bytes from " +
