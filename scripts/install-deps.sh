@@ -14,6 +14,7 @@ packages=(
   libbenchmark-dev              # micro-benchmarks
   clang libclang-rt-14-dev      # fuzzers (scripts/fuzz.sh): clang 14, libFuzzer and sanitizer runtimes
   python3
+  iproute2                      # ip and tc: scripts/loom-hosts.sh's fake hosts (tests/multihost)
   libgloo-dev gnuplot-nox       # perf/compare: the Gloo peer and the plots
 )
 

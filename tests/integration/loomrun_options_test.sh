@@ -42,6 +42,15 @@ for n in "-n 2" "-np 2" "--np 2" "--np=2"; do
 done
 expect 0 '' -n 1 --tag-output --timeout 30 --bind-to none -- true
 expect 0 '' -n 1 --timeout=30 --bind-to=core true
+for n in "--nproc-per-node 2" "--nproc_per_node=2"; do
+  # shellcheck disable=SC2086
+  expect 0 '' $n -- sh -c '[ "$LOCAL_WORLD_SIZE" = 2 ]'
+done
+# torchrun's node options, with dashes or underscores, value apart or after "=".
+node_check='[ "$GROUP_RANK/$GROUP_WORLD_SIZE $MASTER_ADDR:$MASTER_PORT" = "1/2 198.18.0.1:1234" ]'
+expect 0 '' -n 1 --nnodes 2 --node-rank 1 --master-addr 198.18.0.1 --master-port 1234 -- sh -c "$node_check"
+expect 0 '' -n 1 --nnodes=2 --node_rank=1 --master_addr=198.18.0.1 --master_port=1234 -- sh -c "$node_check"
+expect 0 '' -n 1 --nnodes=2:2 --node-rank=1 --master-addr=198.18.0.1 --master-port=1234 -- sh -c "$node_check"
 for help in -h --help --help=x; do expect 0 '' "$help"; done
 for version in -V --version --version=x; do expect 0 '' "$version"; done
 grep -q '^loomrun (Loom) ' "$WORK/stdout" || { echo "FAIL: --version=x printed no version"; failures=$((failures + 1)); }
@@ -62,6 +71,10 @@ unknown -help -help
 unknown --tag-output=1 -n 1 --tag-output=1 true
 unknown - -n 1 - true
 unknown --frobnicate -n 1 --frobnicate true
+unknown --node -n 1 --node 0 true
+unknown --master -n 1 --master x true
+unknown -nnodes -n 1 -nnodes 2 true
+unknown --node-rank_ -n 1 --node-rank_ 0 true
 
 # A missing value names the option as it was written.
 expect 2 'loomrun: option -n needs the number of ranks.' -n
@@ -69,6 +82,11 @@ expect 2 'loomrun: option -np needs the number of ranks.' -np
 expect 2 'loomrun: option --np needs the number of ranks.' --np
 expect 2 'loomrun: option --timeout needs a number of seconds.' -n 1 --timeout
 expect 2 'loomrun: option --bind-to needs core or none.' -n 1 --bind-to
+expect 2 'loomrun: option --nproc-per-node needs the number of ranks.' --nproc-per-node
+expect 2 'loomrun: option --nnodes needs the number of nodes.' -n 1 --nnodes
+expect 2 "loomrun: option --node_rank needs this node's rank." -n 1 --node_rank
+expect 2 'loomrun: option --master-addr needs the address of node 0.' -n 1 --master-addr
+expect 2 'loomrun: option --master_port needs a port number.' -n 1 --master_port
 # A value is the next word, whatever it looks like.
 expect 2 "loomrun: the number of ranks must be a whole number from 1 to 1024, not '--'." -n -- true
 expect 2 "loomrun: --bind-to takes core or none, not '--help'." -n 1 --bind-to --help true

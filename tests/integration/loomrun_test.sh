@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Integration test for tools/loomrun: environment, --tag-output, failure
-# handling, bad usage, --timeout and signal forwarding.
+# Integration test for tools/loomrun: environment, several nodes,
+# --tag-output, failure handling, bad usage, --timeout and signal forwarding.
 #
 # Usage: loomrun_test.sh /path/to/loomrun
 set -euo pipefail
@@ -81,6 +81,39 @@ run_loomrun -n 1 -- sh -c 'echo $LOOM_SECRET'
 [[ $(cat "$WORK/stdout") != "$first_secret" ]] || fail "environment: two jobs got the same LOOM_SECRET"
 pass "environment"
 
+# --- 1b. several nodes (torchrun's static rendezvous) --------------------------------
+# Node 1 of 3 with 2 ranks each holds RANK 2 and 3; without LOOM_SECRET in
+# loomrun's environment the ranks get none (Loom derives it from the address).
+show='echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $GROUP_WORLD_SIZE $ROLE_RANK $ROLE_WORLD_SIZE $MASTER_ADDR $MASTER_PORT ${LOOM_SECRET-none}'
+LOOM_SECRET=inherited run_loomrun -n 2 -- sh -c 'echo $LOOM_SECRET'
+[[ $(sort -u "$WORK/stdout") =~ ^[0-9a-f]{32}$ ]] || fail "one node: the inherited LOOM_SECRET was not replaced by a fresh one"
+(unset LOOM_SECRET; run_loomrun -n 2 --nnodes 3 --node-rank 1 -- sh -c "$show"; echo $STATUS >"$WORK/status")
+STATUS=$(cat "$WORK/status")
+expect_status 0 "nodes"
+want=$'2 6 0 2 1 3 2 6 127.0.0.1 29500 none\n3 6 1 2 1 3 3 6 127.0.0.1 29500 none'
+[[ $(sort "$WORK/stdout") == "$want" ]] || fail "nodes: expected node 1's ranks 2 and 3 of 6 on 127.0.0.1:29500, got: $(cat "$WORK/stdout")"
+LOOM_SECRET=shared run_loomrun -n 1 --nnodes 2 --node-rank 1 --master-addr 198.18.0.1 --master-port 1234 -- sh -c "$show"
+[[ $(cat "$WORK/stdout") == "1 2 0 1 1 2 1 2 198.18.0.1 1234 shared" ]] ||
+  fail "nodes: expected rank 1 of 2 at 198.18.0.1:1234 with the inherited secret, got: $(cat "$WORK/stdout")"
+run_loomrun -n 1 --master-addr 127.0.0.1 --master-port 1234 -- sh -c "$show"
+[[ $(cut -d' ' -f1-10 "$WORK/stdout") == "0 1 0 1 0 1 0 1 127.0.0.1 1234" ]] || fail "one node: --master-port was not used"
+# Nodes of unequal sizes: every node is given the same list.
+run_loomrun -n 1,3,2 --nnodes 3 --node-rank 1 -- sh -c 'echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE'
+[[ $(sort "$WORK/stdout") == $'1 6 0 3\n2 6 1 3\n3 6 2 3' ]] || fail "uneven nodes: expected ranks 1-3 of 6 on node 1, got: $(cat "$WORK/stdout")"
+# Messages and --tag-output name the job-wide rank; --bind-to counts local ones.
+run_loomrun -n 2 --nnodes 2 --node-rank 1 --tag-output -- sh -c 'echo out $RANK'
+[[ $(sort "$WORK/stdout") == $'[2] out 2\n[3] out 3' ]] || fail "nodes: --tag-output should prefix RANK: $(cat "$WORK/stdout")"
+run_loomrun -n 2 --nnodes 2 --node-rank 1 -- sh -c 'if [ $LOCAL_RANK = 1 ]; then exit 5; fi; sleep 30'
+expect_status 5 "nodes: failing rank"
+expect_stderr_line '^loomrun: rank 3 \(pid [0-9]+\) exited with status 5$' "nodes: failing rank"
+expect_stderr_line '^loomrun: stopped ranks 2 after rank 3 failed$' "nodes: failing rank"
+node_cpus=($(taskset -pc $$ | sed 's/.*: //' | tr ',' '\n' | while IFS=- read -r lo hi; do seq "$lo" "${hi:-$lo}"; done))
+run_loomrun -n 2 --nnodes 2 --node-rank 1 --bind-to core -- sh -c 'echo "$LOCAL_RANK $(taskset -pc $$ | sed "s/.*: //")"'
+for r in 0 1; do
+  grep -qx "$r ${node_cpus[$((r % ${#node_cpus[@]}))]}" "$WORK/stdout" || fail "nodes: local rank $r is bound elsewhere: $(cat "$WORK/stdout")"
+done
+pass "several nodes"
+
 # --- 2. --tag-output -------------------------------------------------------------
 # The "slow" line arrives in two writes and must still come out whole; the
 # last line has no newline and must still be printed.
@@ -141,6 +174,18 @@ expect_usage_error "no command" -n 2
 expect_usage_error "no command after --" -n 2 --
 expect_usage_error "unknown option" -n 2 --frobnicate -- true
 expect_usage_error "bad timeout" -n 2 --timeout soon -- true
+expect_usage_error "--nnodes 0" -n 2 --nnodes 0 -- true
+expect_usage_error "elastic --nnodes" -n 2 --nnodes 1:4 -- true
+expect_usage_error "--node-rank out of range" -n 2 --nnodes 2 --node-rank 2 -- true
+expect_usage_error "--node-rank without --nnodes" -n 2 --node-rank 1 -- true
+expect_usage_error "--master-port 0" -n 2 --master-port 0 -- true
+expect_usage_error "--master-port 65536" -n 2 --master-port 65536 -- true
+expect_usage_error "empty --master-addr" -n 2 --master-addr '' -- true
+expect_usage_error "too many ranks" -n 1024 --nnodes 20000 -- true
+expect_usage_error "a count per node, but not for every node" -n 1,2 --nnodes 3 -- true
+expect_usage_error "an empty count in the list" -n 1,,2 --nnodes 3 -- true
+run_loomrun -n 2 --node-rank 3 --nnodes 2 -- true
+expect_stderr_line "^loomrun: --node-rank 3 is out of range: with --nnodes 2 the node ranks are 0 to 1\.$" "--node-rank out of range"
 pass "usage errors"
 
 run_loomrun --help

@@ -41,7 +41,7 @@ void Job::prepareSignalHandling() {
 }
 
 void Job::startRanks() {
-  JobEnvironment job{options_.ranks, pickFreePort(), makeSecret()};
+  const JobEnvironment job = makeJobEnvironment(options_);
   std::vector<char*> argv = asExecArray(options_.command);
   rlimit fileLimit{};
   ::getrlimit(RLIMIT_NOFILE, &fileLimit);
@@ -49,39 +49,41 @@ void Job::startRanks() {
     raiseFileLimitFor(2 * static_cast<std::size_t>(options_.ranks) + 64, fileLimit);
   }
 
+  // ranks_ is indexed by local rank; messages and output prefixes name the
+  // job-wide RANK, as Loom's own error sentences do.
   ranks_.resize(options_.ranks);
-  for (int index = 0; index < options_.ranks; ++index) {
-    Rank& rank = ranks_[index];
-    rank.index = index;
-    std::vector<std::string> environment = rankEnvironment(job, index);
+  for (int local = 0; local < options_.ranks; ++local) {
+    Rank& rank = ranks_[local];
+    rank.index = globalRank(job, local);
+    std::vector<std::string> environment = rankEnvironment(job, local);
     std::vector<char*> envp = asExecArray(environment);
     ChildSetup setup{.argv = argv.data(),
                      .envp = envp.data(),
                      .commandName = options_.command[0].c_str(),
-                     .rank = index,
+                     .rank = rank.index,
                      .supervisor = ::getpid(),
                      .stdoutFd = -1,
                      .stderrFd = -1,
                      .signalMask = originalSignalMask_,
                      .fileLimit = fileLimit,
-                     .bindCpu = cpuForRank(options_.bindToCore, index)};
+                     .bindCpu = cpuForRank(options_.bindToCore, local)};
     try {
-      startRank(rank, setup);
+      startRank(rank, setup, local);
     } catch (const LaunchError& error) {
       // Ranks already started would wait forever for the missing one.
-      report("cannot start rank " + std::to_string(index) + ": " + error.what());
-      failJob(kExitLaunchError, "rank " + std::to_string(index) + " could not be started");
+      report("cannot start rank " + std::to_string(rank.index) + ": " + error.what());
+      failJob(kExitLaunchError, "rank " + std::to_string(rank.index) + " could not be started");
       return;
     }
   }
 }
 
-void Job::startRank(Rank& rank, ChildSetup& setup) {
+void Job::startRank(Rank& rank, ChildSetup& setup, int local) {
   LaunchedRank launched = launchRank(setup, options_.tagOutput);
   rank.pid = launched.pid;
   rank.running = true;
   ++runningCount_;
-  rankByPid_[launched.pid] = rank.index;
+  rankByPid_[launched.pid] = local;
   rank.out = std::move(launched.out);
   rank.err = std::move(launched.err);
 }

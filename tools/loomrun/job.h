@@ -27,7 +27,7 @@ constexpr int kStopGraceSeconds = 3;
 using Clock = std::chrono::steady_clock;
 
 struct Rank {
-  int index = 0;
+  int index = 0;  // RANK, job-wide
   pid_t pid = -1;  // also its process group id
   bool running = false;
   TaggedStream out;
@@ -48,7 +48,7 @@ class Job {
   // job.cc: starting and watching.
   void prepareSignalHandling();
   void startRanks();
-  void startRank(Rank& rank, ChildSetup& setup);
+  void startRank(Rank& rank, ChildSetup& setup, int local);
   void waitForEvents();
   void handleSignals();
   void reapExitedRanks();
@@ -67,7 +67,7 @@ class Job {
 
   Options options_;
   std::vector<Rank> ranks_;
-  std::unordered_map<pid_t, int> rankByPid_;
+  std::unordered_map<pid_t, int> rankByPid_;  // pid -> local rank, the index into ranks_
   int runningCount_ = 0;
   int signalFd_ = -1;
   sigset_t originalSignalMask_{};

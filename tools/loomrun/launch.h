@@ -20,7 +20,7 @@ struct ChildSetup {
   char* const* argv;
   char* const* envp;
   const char* commandName;
-  int rank;
+  int rank;  // RANK, job-wide: for messages and the --tag-output prefix
   pid_t supervisor;
   int stdoutFd;  // -1: keep loomrun's
   int stderrFd;

@@ -1,17 +1,20 @@
 // loomrun: the local launcher for Loom programs.
 //
-//   loomrun -n N [--tag-output] [--timeout SECONDS] [--bind-to core|none] [--] CMD ARGS...
+//   loomrun -n N [--tag-output] [--timeout SECONDS] [--bind-to core|none]
+//           [--nnodes K --node-rank R --master-addr A --master-port P] [--] CMD ARGS...
 //
 // Starts N ranks of CMD on this machine with the environment variables that
-// torchrun sets (so the same program runs under either launcher) plus a fresh
-// LOOM_SECRET that the bootstrap uses to authenticate its peers, and then
+// torchrun sets (so the same program runs under either launcher) plus a
+// LOOM_SECRET that the bootstrap uses to authenticate its peers (fresh for a
+// job of one node; a job of several runs one loomrun per node, as torchrun's
+// static rendezvous, and passes on the secret they share), and then
 // supervises them as one job: when one rank fails, the others are stopped,
 // because a collective job with a dead rank can only hang.
 //
 // Only libc and the standard library are used, so the tool builds anywhere
 // the library does. The parts, one concern each:
 //   options.cc           the command line and --help
-//   rank_environment.cc  torchrun's variables, MASTER_PORT and LOOM_SECRET
+//   rank_environment.cc  torchrun's variables, MASTER_ADDR/PORT and LOOM_SECRET
 //   launch.cc            forking a rank and preparing it for exec
 //   tagged_output.cc     --tag-output's pipes and "[RANK] " line forwarding
 //   signals.cc           signals read through a signalfd

@@ -9,12 +9,29 @@
 
 namespace loom::tools::loomrun {
 
-constexpr int kMaxRanks = 1024;
+constexpr int kMaxRanks = 1024;   // per node
+constexpr int kMaxNodes = 65536;
+// Loom's bootstrap takes up to 2^24 ranks in one job.
+constexpr long kMaxWorldSize = 1L << 24;
+// torchrun's --master-port default, for jobs of several nodes (one node
+// picks a free port instead, as loomrun always has).
+constexpr int kDefaultMasterPort = 29500;
 
 extern const char kUsage[];
 
 struct Options {
-  int ranks = 0;
+  // -n as given: one count for every node, or (loomrun's own form, for
+  // nodes of unequal sizes) one per node; then what follows for this node.
+  std::vector<int> rankCounts;
+  int ranks = 0;      // started on this node: LOCAL_WORLD_SIZE
+  int firstRank = 0;  // RANK of this node's local rank 0
+  int worldSize = 0;  // WORLD_SIZE: the ranks of all nodes
+  // torchrun's static rendezvous: nnodes loomruns, one per node, each told
+  // its node rank and the same master address and port.
+  int nnodes = 1;
+  int nodeRank = 0;
+  std::string masterAddr = "127.0.0.1";
+  std::optional<int> masterPort;  // unset: a free port (one node), 29500 (several)
   bool tagOutput = false;
   bool bindToCore = true;
   std::optional<double> timeoutSeconds;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <string_view>
 #include <utility>
 
@@ -55,22 +56,60 @@ std::string makeSecret() {
   return secret;
 }
 
-std::vector<std::string> rankEnvironment(const JobEnvironment& job, int rank) {
-  const std::vector<std::pair<std::string, std::string>> overrides = {
+JobEnvironment makeJobEnvironment(const Options& options) {
+  JobEnvironment job;
+  job.localWorldSize = options.ranks;
+  job.firstRank = options.firstRank;
+  job.worldSize = options.worldSize;
+  job.nnodes = options.nnodes;
+  job.nodeRank = options.nodeRank;
+  job.masterAddr = options.masterAddr;
+  if (options.nnodes == 1) {
+    // Nobody else has to agree on the port or the secret.
+    job.masterPort = options.masterPort ? std::to_string(*options.masterPort) : pickFreePort();
+    job.secret = makeSecret();
+  } else {
+    // Every node must arrive at the same values without talking: the port
+    // defaults to torchrun's, and the secret is the one every node's
+    // environment was given, or none (then Loom derives it from
+    // MASTER_ADDR:MASTER_PORT, as every node can).
+    job.masterPort = std::to_string(options.masterPort.value_or(kDefaultMasterPort));
+    const char* secret = std::getenv("LOOM_SECRET");
+    job.secret = secret != nullptr ? secret : "";
+  }
+  return job;
+}
+
+int globalRank(const JobEnvironment& job, int localRank) {
+  return job.firstRank + localRank;
+}
+
+std::vector<std::string> rankEnvironment(const JobEnvironment& job, int localRank) {
+  const int rank = globalRank(job, localRank);
+  const int worldSize = job.worldSize;
+  // ROLE_* as torchrun sets them for its single role.
+  std::vector<std::pair<std::string, std::string>> overrides = {
       {"RANK", std::to_string(rank)},
-      {"WORLD_SIZE", std::to_string(job.worldSize)},
-      {"LOCAL_RANK", std::to_string(rank)},
-      {"LOCAL_WORLD_SIZE", std::to_string(job.worldSize)},
-      {"GROUP_RANK", "0"},
-      {"MASTER_ADDR", "127.0.0.1"},
+      {"WORLD_SIZE", std::to_string(worldSize)},
+      {"LOCAL_RANK", std::to_string(localRank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(job.localWorldSize)},
+      {"GROUP_RANK", std::to_string(job.nodeRank)},
+      {"GROUP_WORLD_SIZE", std::to_string(job.nnodes)},
+      {"ROLE_RANK", std::to_string(rank)},
+      {"ROLE_WORLD_SIZE", std::to_string(worldSize)},
+      {"MASTER_ADDR", job.masterAddr},
       {"MASTER_PORT", job.masterPort},
-      {"LOOM_SECRET", job.secret},
   };
+  // LOOM_SECRET is always the job's: set as above, or removed when the job
+  // has none (an inherited empty one would mean the same to Loom).
+  if (!job.secret.empty()) overrides.emplace_back("LOOM_SECRET", job.secret);
   auto isOverridden = [&](std::string_view entry) {
+    auto named = [&](std::string_view name) {
+      return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=';
+    };
+    if (named("LOOM_SECRET")) return true;
     for (const auto& [name, value] : overrides) {
-      if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
-        return true;
-      }
+      if (named(name)) return true;
     }
     return false;
   };
