@@ -28,6 +28,9 @@ asan_skip='CollectivesTest\..*/(Threads|Processes)(1|2|4|5|8)( |$)'
 # The point-to-point and group suites at 3 and 8 ranks (2 and 5 add no
 # other code path, only minutes).
 asan_skip+='|^Ranks/(PointToPointTest|GroupTest)\..*/(Threads|Processes)(2|5)( |$)'
+# Over TCP the data path is the same whatever the collective: AllReduce,
+# AllGather, AllToAll and the point-to-point suite cover it.
+asan_skip+='|^tcp/Ranks/CollectivesTest\.(Chain|Tree|Reduce|Broadcast)'
 # GoogleTest cases only (their names have a '.'; script tests drive tools and
 # installs, not the library), and not the NVML stub tests (a library loaded
 # into the process that is not Loom's) or binaries not built here.
@@ -57,6 +60,9 @@ run_asan() {
 # TSan): of those, the schedules with the most cross-thread hand-offs per
 # byte run at 3 and 8 ranks.
 tsan_subset='^Modes/.*/Threads( |$)|^BootstrapTest|^AdmissionTest|^Floods/StrangersTest.*/Garbage4 |^MemAlloc|^InitFromEnvErrorsTest|^GroupUsageTest|^TransportSelectionErrors'
+# The TCP transport's progress thread against the engine: a few suites over
+# LOOM_TRANSPORTS=tcp (the tcp/ entries of tests/CMakeLists.txt).
+tsan_subset+='|^tcp/Ranks/(CollectivesTest\.(AllReduceRingOnSmallCounts|SendRecvAroundTheRing)/Threads4|PointToPointTest\..*/Threads2)( |$)'
 tsan_subset+='|CollectivesTest\.(AllReduceRingOnSmallCounts|AllReduceAllPairsUpToOneSlot|SendRecvAroundTheRing|BarrierHoldsEveryRankUntilAllArrive|RegisteredOnSomeRanksFallsBackAlike)/Threads(3|8)( |$)'
 # The engine's own concurrency: operations of many lanes in flight, groups,
 # the waiting thread and the background thread taking turns to drive.

@@ -29,7 +29,7 @@ Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const Wai
     SendConnection& to = team.sendTo(peer);
     void* slot = co_await to.acquire(wait);
     copyBytes(slot, args.sendbuf, bytes);
-    to.post();
+    to.post(bytes);
     if (ownInput == nullptr) ownInput = slot;
   }
   // Every rank combines the inputs in rank order, so all ranks get bitwise
@@ -58,7 +58,7 @@ Task<> allPairsBarrier(const Team& team, const WaitContext& wait) {
     if (peer == team.rank) continue;
     SendConnection& to = team.sendTo(peer);
     co_await to.acquire(wait);
-    to.post();
+    to.post(0);
   }
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
@@ -75,7 +75,7 @@ Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* 
     if (peer == team.rank) continue;
     SendConnection& to = team.sendTo(peer);
     std::memcpy(co_await to.acquire(wait), mine, bytes);
-    to.post();
+    to.post(bytes);
   }
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;

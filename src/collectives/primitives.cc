@@ -21,7 +21,7 @@ void Primitives::finishAverage(void* data, size_t count) {
 Task<> Primitives::send(SendConnection& to, const void* src, size_t count) {
   void* slot = co_await to.acquire(wait_);
   copyBytes(slot, src, count * elementSize_);
-  to.post();
+  to.post(count * elementSize_);
 }
 
 Task<> Primitives::recv(RecvConnection& from, void* dst, size_t count) {
@@ -34,7 +34,7 @@ Task<> Primitives::recvReduceSend(RecvConnection& from, SendConnection& to, cons
   const void* in = co_await from.acquire(wait_);
   void* out = co_await to.acquire(wait_);
   reduceArrays(out, in, local, count, dtype_, op_);
-  to.post();
+  to.post(count * elementSize_);
   from.release();
 }
 
@@ -67,7 +67,7 @@ Task<> Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, 
     copyBytes(static_cast<char*>(dst) + offset, out + offset, n * elementSize_);
   }
   from.release();
-  to.post();
+  to.post(count * elementSize_);
 }
 
 Task<> Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count) {
@@ -80,7 +80,7 @@ Task<> Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* 
     copyBytes(static_cast<char*>(dst) + offset, in + offset, n);
   }
   from.release();
-  to.post();
+  to.post(bytes);
 }
 
 void Primitives::localReduceCopy(const void* src, void* dst, size_t count) {

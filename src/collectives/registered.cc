@@ -52,7 +52,7 @@ void inChunks(size_t count, size_t elem, const Step& step) {
 }  // namespace
 
 bool registeredWindowsExist(const Team& team) {
-  return team.nranks > 1 && team.windows != nullptr && !team.windows->empty();
+  return team.nranks > 1 && team.windows != nullptr && team.windows->anyMapped();
 }
 
 Task<bool> registeredReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,

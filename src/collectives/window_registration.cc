@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "collectives/all_pairs.h"
+#include "core/logging.h"
 #include "transport/registry.h"
 
 namespace loom {
@@ -14,6 +15,7 @@ namespace {
 // Whether a rank mapped every peer's buffer, and if not, why.
 struct MapStatus {
   int32_t failedPeer = -1;
+  int32_t unmappablePeer = -1;  // reached over a transport that cannot register memory
   char why[400] = {};
 };
 
@@ -25,6 +27,10 @@ Task<std::optional<Error>> registerWindow(const Team& team, RegionOffer mine, co
   MapStatus status;
   for (int r = 0; r < team.nranks && status.failedPeer < 0; ++r) {
     std::string why;
+    if (r != team.rank && !kindRegistersMemory(team.connections->kindOf(team.peerOf(r)))) {
+      if (status.unmappablePeer < 0) status.unmappablePeer = r;
+      continue;
+    }
     if (offers[r].window != mine.window)
       why = "it sent registration #" + std::to_string(offers[r].window) + " while this rank is at #" +
             std::to_string(mine.window) + " (is every rank running the same Loom?)";
@@ -43,6 +49,17 @@ Task<std::optional<Error>> registerWindow(const Team& team, RegionOffer mine, co
     co_return Error(loomSystemError, "loomCommRegister: rank " + std::to_string(r) + " cannot map the buffer of rank " +
                                          std::to_string(statuses[r].failedPeer) + ": " + statuses[r].why +
                                          "; no rank registered it");
+  }
+  for (int r = 0; r < team.nranks; ++r) {
+    if (statuses[r].unmappablePeer < 0) continue;
+    // Single-copy needs every rank to reach every other's buffer.
+    if (team.rank == 0)
+      LOOM_INFO("COLL", team.rank,
+                "registration #" << mine.window << " maps no buffer: rank " << r << " reaches rank "
+                                 << statuses[r].unmappablePeer
+                                 << " over a transport that cannot register memory; calls on it run through the FIFOs");
+    team.windows->add(mine.window, {});
+    co_return std::nullopt;
   }
   team.windows->add(mine.window, std::move(byRank));
   co_return std::nullopt;

@@ -103,7 +103,8 @@ std::vector<RankIdentity> Communicator::exchangeIdentities(bootstrap::Rendezvous
 
 void Communicator::connectPeers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
   if (team_.nranks == 1) return;
-  TransportSettings settings{config_.shmSlotBytes, config_.shmSlots, config_.crossMemoryAttach};
+  TransportSettings settings{config_.shmSlotBytes,   config_.shmSlots,      config_.crossMemoryAttach,
+                             config_.socketsPerPeer, socketInterfaceName(), config_.timeoutMs};
   connections_ = std::make_unique<Connections>(
       team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
   team_.connections = connections_.get();
@@ -127,7 +128,7 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
     LOOM_INFO("INIT", team_.rank,
               team_.rank << "[" << identities[team_.rank].hostName() << "] -> " << peer << "["
                          << identities[peer].hostName() << "] (pid " << identities[peer].pid << ") via "
-                         << connections_->transportName(peer) << ", " << config_.shmSlots << " slots of "
+                         << connections_->describeLink(peer) << ", " << config_.shmSlots << " slots of "
                          << config_.shmSlotBytes / 1024 << " KiB each way");
   }
 }

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -43,7 +43,8 @@ int parseDumpSignal(const std::string& text) {
   if (name.rfind("SIG", 0) == 0) name = name.substr(3);
   if (name == "USR1") return SIGUSR1;
   if (name == "USR2") return SIGUSR2;
-  fail(loomInvalidArgument, "LOOM_DUMP_ON_SIGNAL='" + text + "' is not a signal Loom can take for dumps: use USR1 or USR2");
+  fail(loomInvalidArgument,
+       "LOOM_DUMP_ON_SIGNAL='" + text + "' is not a signal Loom can take for dumps: use USR1 or USR2");
 }
 
 std::vector<std::string> splitCommas(const std::string& text) {
@@ -173,6 +174,8 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     fail(loomInvalidArgument,
          "LOOM_SHM_SLOT_BYTES=" + std::to_string(config.shmSlotBytes) + " is not a multiple of 64");
   if (auto slots = env("LOOM_SHM_SLOTS")) config.shmSlots = parseInteger(*slots, "LOOM_SHM_SLOTS", 2, 1024);
+  if (auto sockets = env("LOOM_SOCKET_NSOCKS"))
+    config.socketsPerPeer = parseInteger(*sockets, "LOOM_SOCKET_NSOCKS", 1, 64);
   if (auto transports = env("LOOM_TRANSPORTS")) {
     parseTransportFilter(*transports, "LOOM_TRANSPORTS");  // refuses unknown names here, before any rank waits
     config.transports = *transports;

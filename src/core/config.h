@@ -14,12 +14,12 @@
 namespace loom {
 
 struct LogSettings {
-  LogLevel level = LogLevel::kWarn;                 // LOOM_DEBUG
-  std::vector<std::string> subsystems;              // LOOM_DEBUG_SUBSYS, upper case; empty: all
-  bool subsystemsExcluded = false;                  // "^A,B": every subsystem but these
-  std::string fileTemplate;                         // LOOM_DEBUG_FILE, before %h/%p expansion; empty: stderr
-  std::string timestampFormat = "[%F %T] ";         // LOOM_DEBUG_TIMESTAMP_FORMAT; empty: none
-  std::vector<std::string> problems;                // sentences about malformed values, printed once
+  LogLevel level = LogLevel::kWarn;          // LOOM_DEBUG
+  std::vector<std::string> subsystems;       // LOOM_DEBUG_SUBSYS, upper case; empty: all
+  bool subsystemsExcluded = false;           // "^A,B": every subsystem but these
+  std::string fileTemplate;                  // LOOM_DEBUG_FILE, before %h/%p expansion; empty: stderr
+  std::string timestampFormat = "[%F %T] ";  // LOOM_DEBUG_TIMESTAMP_FORMAT; empty: none
+  std::vector<std::string> problems;         // sentences about malformed values, printed once
 };
 
 // LOOM_DEBUG, LOOM_DEBUG_SUBSYS, LOOM_DEBUG_FILE and
@@ -52,6 +52,7 @@ struct CommConfig {
   size_t directMinBytes = 256 * 1024;     // LOOM_DIRECT_MIN_BYTES
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
   std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
+  int socketsPerPeer = 1;                 // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
   size_t flightRecorderEntries = 32;      // LOOM_FLIGHT_RECORDER_ENTRIES: operations kept per communicator
   int dumpSignal = 0;                     // LOOM_DUMP_ON_SIGNAL: USR1 or USR2 dumps the flight recorders
 };

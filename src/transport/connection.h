@@ -79,8 +79,9 @@ class SendConnection : public Waitable {
  public:
   // A free slot to fill, or null while the peer still holds them all.
   virtual void* tryAcquire() = 0;
-  // Hands the acquired slot to the peer.
-  virtual void post() = 0;
+  // Hands the acquired slot to the peer, of which the first `bytes` were
+  // written (a transport that copies slots, tcp, sends only those).
+  virtual void post(size_t bytes) = 0;
   SlotAwaiter<SendConnection, void*> acquire(const WaitContext& wait) { return {*this, wait}; }
   bool ready() override { return tryAcquire() != nullptr; }
   const char* peerMustDo() const override { return "to free a slot"; }

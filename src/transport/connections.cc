@@ -18,6 +18,12 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
     for (int peer : peers) byPeer_[peer] = transport.get();
     transports_.push_back(std::move(transport));
   }
+  Doorbell& engine = doorbell();
+  for (auto& transport : transports_) transport->useDoorbell(&engine);
+}
+
+Connections::~Connections() {
+  while (!transports_.empty()) transports_.pop_back();
 }
 
 const char* Connections::transportName(int peer) const {

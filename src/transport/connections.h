@@ -21,6 +21,11 @@ class Connections {
   // all ranks. Throws loomUnsupported naming a pair no allowed kind connects.
   Connections(int rank, const std::vector<RankIdentity>& identities, const TransportFilter& filter,
               const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous);
+  // Transports go in the reverse order of their setup: a later one (tcp)
+  // may ring the doorbell an earlier one (shm) holds until its thread ends.
+  ~Connections();
+  Connections(const Connections&) = delete;
+  Connections& operator=(const Connections&) = delete;
 
   SendConnection& sendTo(int peer, Channel channel = Channel::kCollective) {
     return byPeer_[peer]->sendTo(peer, channel);
@@ -31,6 +36,8 @@ class Connections {
   // The name of the transport that carries `peer` ("shm"), and its index in
   // transportKinds() (-1 for this rank).
   const char* transportName(int peer) const;
+  // How `peer` is reached, for logs: "SHM", "TCP/10.0.0.1 (2 sockets)".
+  std::string describeLink(int peer) const { return byPeer_[peer] != nullptr ? byPeer_[peer]->describe() : "self"; }
   int kindOf(int peer) const { return kindOf_[peer]; }
 
   // Where this rank's engine sleeps: the doorbell peers ring. (With one

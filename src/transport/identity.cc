@@ -9,7 +9,29 @@
 
 namespace loom {
 
+namespace {
+
+// LOOM_HOST_ID names the host instead of hostname and boot id: for
+// containers that share a kernel but should not share memory, and for tests
+// that make several hosts of one machine. Printable, no '/' or newline (the
+// encoding's separators), at most 200 bytes.
+std::string hostIdFromEnvironment() {
+  const char* value = std::getenv("LOOM_HOST_ID");
+  if (value == nullptr || value[0] == '\0') return {};
+  const std::string id(value);
+  if (id.size() > 200)
+    fail(loomInvalidArgument, "LOOM_HOST_ID is " + std::to_string(id.size()) + " bytes long; at most 200 are allowed");
+  for (const char c : id)
+    if (c < 0x21 || c > 0x7e || c == '/')
+      fail(loomInvalidArgument,
+           "LOOM_HOST_ID='" + id + "' has a character other than printable ASCII without spaces or '/'");
+  return id;
+}
+
+}  // namespace
+
 RankIdentity RankIdentity::mine() {
+  if (std::string id = hostIdFromEnvironment(); !id.empty()) return RankIdentity{id, getpid()};
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   std::string bootId;

@@ -10,10 +10,11 @@
 namespace loom {
 
 struct RankIdentity {
-  std::string host;  // hostname plus boot id: two containers may share a name
+  std::string host;  // LOOM_HOST_ID, else hostname plus boot id (two containers may share a name)
   pid_t pid = 0;
 
-  // This process's identity.
+  // This process's identity. Throws loomInvalidArgument for a malformed
+  // LOOM_HOST_ID.
   static RankIdentity mine();
   std::string encode() const;
   // Throws loomRemoteError naming `rank` if `text` is not an encoded identity.

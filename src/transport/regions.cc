@@ -7,6 +7,12 @@ void RegisteredRegions::add(uint64_t window, std::vector<std::unique_ptr<PeerReg
   next_ = window + 1;
 }
 
+bool RegisteredRegions::anyMapped() const {
+  for (const Window& w : windows_)
+    if (!w.byRank.empty()) return true;
+  return false;
+}
+
 bool RegisteredRegions::contains(uint64_t window) const {
   for (const Window& w : windows_)
     if (w.number == window) return true;
@@ -23,7 +29,8 @@ void RegisteredRegions::remove(uint64_t window) {
 
 char* RegisteredRegions::translate(int rank, uint64_t address, size_t bytes) const {
   for (const Window& window : windows_)
-    if (char* local = window.byRank[rank]->translate(address, bytes)) return local;
+    if (!window.byRank.empty())
+      if (char* local = window.byRank[rank]->translate(address, bytes)) return local;
   return nullptr;
 }
 

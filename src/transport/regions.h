@@ -8,7 +8,9 @@
 // Registration is collective and all-or-nothing (collectives/
 // window_registration.cc), so every rank holds the same windows and, given
 // the buffer addresses of a call, every rank reaches the same verdict on
-// whether all are reachable.
+// whether all are reachable. A registration among ranks some of which reach
+// each other over a transport that cannot register memory maps nothing on
+// any rank.
 #pragma once
 
 #include <cstddef>
@@ -43,11 +45,16 @@ class RegisteredRegions {
  public:
   // The number the next registration gets (1, 2, ...).
   uint64_t nextWindow() const { return next_; }
-  // `byRank[r]` is communicator rank r's buffer.
+  // `byRank[r]` is communicator rank r's buffer. An empty `byRank`: the
+  // registration stands (it can be deregistered) but maps nothing, because
+  // some rank reaches a peer over a transport that cannot register memory
+  // (tcp); calls on it then run through the FIFOs on every rank alike.
   void add(uint64_t window, std::vector<std::unique_ptr<PeerRegion>> byRank);
   bool contains(uint64_t window) const;
   void remove(uint64_t window);
   bool empty() const { return windows_.empty(); }
+  // Whether any registration maps peers' buffers.
+  bool anyMapped() const;
 
   // Rank `rank`'s [address, address + bytes) here, or null unless it lies
   // inside one of that rank's registered buffers.

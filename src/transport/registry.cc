@@ -6,6 +6,7 @@
 #include "transport/shm/peer_windows.h"
 #include "transport/shm/shareable_memory.h"
 #include "transport/shm/shm_transport.h"
+#include "transport/tcp/tcp_transport.h"
 
 namespace loom {
 namespace {
@@ -28,6 +29,7 @@ std::string describe(const TransportFilter& filter) {
 const std::vector<TransportKind>& transportKinds() {
   static const std::vector<TransportKind> kinds = {
       {"shm", shm::canConnect, shm::connect, shm::makeRegionKey, shm::openRegion},
+      {"tcp", tcp::canConnect, tcp::connect, nullptr, nullptr},
   };
   return kinds;
 }
@@ -73,6 +75,11 @@ int ownRegionKind() {
   for (size_t k = 0; k < kinds.size(); ++k)
     if (kinds[k].openRegion != nullptr) return static_cast<int>(k);
   return -1;
+}
+
+bool kindRegistersMemory(int kind) {
+  const std::vector<TransportKind>& kinds = transportKinds();
+  return kind >= 0 && static_cast<size_t>(kind) < kinds.size() && kinds[kind].openRegion != nullptr;
 }
 
 bool TransportFilter::allows(const char* kind) const {
@@ -122,8 +129,7 @@ std::vector<int> chooseTransports(const std::vector<RankIdentity>& identities, i
                                   " and rank " + std::to_string(rank) + " on " + identities[rank].hostName();
       fail(loomUnsupported, "no transport can connect rank " + std::to_string(rank) + " and rank " +
                                 std::to_string(peer) + " (" + why + "): this Loom has " + knownKinds() +
-                                " (shared memory, for ranks of one host), " + describe(filter) +
-                                "; TCP and RDMA transports come later");
+                                " (shm for ranks of one host, tcp for any two), " + describe(filter));
     }
   }
   return chosen;

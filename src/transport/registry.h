@@ -20,9 +20,14 @@ namespace loom {
 
 // What a transport's setup may use, filled in by the communicator.
 struct TransportSettings {
+  // Every transport's FIFOs have this geometry, so that ranks that reach
+  // their peers over different transports still cut messages alike.
   size_t shmSlotBytes = 0;
   int shmSlots = 0;
   bool crossMemoryAttach = false;  // try single-copy reads of peers' memory
+  int socketsPerPeer = 1;          // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
+  std::string socketInterface;     // LOOM_SOCKET_IFNAME: where TCP listens; empty: the first up interface
+  int64_t timeoutMs = 0;           // the communicator's timeout, for connecting
 };
 
 struct TransportSetup {
@@ -69,6 +74,8 @@ RegionOffer offerRegion(const char* api, uint64_t window, const void* base, size
 std::unique_ptr<PeerRegion> openRegion(int kind, const RegionOffer& offer, bool own, std::string* why);
 // The kind that registers this rank's own buffers.
 int ownRegionKind();
+// Whether transport kind `kind` can open peers' registered buffers.
+bool kindRegistersMemory(int kind);
 // loomMemAlloc / loomMemFree: memory every kind that registers can register
 // (today shared memory's memfd pages; freeing a registered buffer fails).
 void* allocateRegistrable(size_t bytes);

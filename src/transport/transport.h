@@ -36,6 +36,11 @@ class Transport {
   // Where this rank's engine sleeps, if this transport's peers can ring it
   // (shm: in the status page they map); null if it cannot host one.
   virtual Doorbell* doorbell() = 0;
+  // Where the engine sleeps after all (the first transport's doorbell that
+  // has one, else the communicator's own): a transport whose progress
+  // happens on a thread of its own (tcp) rings it when a watched connection
+  // moves. Called once, after every transport is set up.
+  virtual void useDoorbell(Doorbell* /*engine*/) {}
 
   // The arrival board: each rank announces the collective it starts (its
   // number, and the call's arguments), so a rank left waiting can say which
@@ -55,6 +60,9 @@ class Transport {
   virtual const PeerMemory* peerMemory() const = 0;
   // Why peerMemory() is null; empty when it is not, or was not asked for.
   virtual std::string peerMemoryUnavailable() const { return {}; }
+  // How this transport carries its peers, for the log line of each
+  // connection: "SHM", "TCP/10.0.0.1 (2 sockets)".
+  virtual std::string describe() const = 0;
 };
 
 }  // namespace loom

@@ -34,8 +34,8 @@ TEST_P(TransportSelectionTest, ForcingSharedMemoryRuns) {
 // forking after loomGetUniqueId (whose rendezvous thread then runs) is what
 // the harness's process mode must never do. The failure is decided from
 // identities before any transport work, alike in both modes.
-TEST(TransportSelectionErrors, ExcludingSharedMemoryOnOneHostFailsInitNamingThePair) {
-  ScopedEnv transports("LOOM_TRANSPORTS", "^shm");
+TEST(TransportSelectionErrors, ExcludingEveryTransportOnOneHostFailsInitNamingThePair) {
+  ScopedEnv transports("LOOM_TRANSPORTS", "^shm,tcp");
   HarnessOptions options;
   options.createComm = false;
   loomUniqueId id;
@@ -54,7 +54,7 @@ TEST(TransportSelectionErrors, ExcludingSharedMemoryOnOneHostFailsInitNamingTheP
                                 std::to_string(peer) + " (both run on host "),
                   std::string::npos)
             << sentence;
-        EXPECT_NE(sentence.find("LOOM_TRANSPORTS=^shm"), std::string::npos) << sentence;
+        EXPECT_NE(sentence.find("LOOM_TRANSPORTS=^shm,tcp"), std::string::npos) << sentence;
       },
       options);
 }
@@ -62,12 +62,13 @@ TEST(TransportSelectionErrors, ExcludingSharedMemoryOnOneHostFailsInitNamingTheP
 TEST(TransportSelectionErrors, UnknownTransportIsRefusedBeforeAnyRankWaits) {
   loomUniqueId id;
   ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
-  ScopedEnv transports("LOOM_TRANSPORTS", "tcp,shm");
+  ScopedEnv transports("LOOM_TRANSPORTS", "ib,shm");
   loomComm_t comm = nullptr;
   EXPECT_EQ(loomCommInitRank(&comm, 2, id, 0, nullptr), loomInvalidArgument);
-  EXPECT_NE(std::string(loomGetLastError())
-                .find("LOOM_TRANSPORTS='tcp,shm' names transport 'tcp', which this Loom does not have (it has: shm)"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(loomGetLastError())
+          .find("LOOM_TRANSPORTS='ib,shm' names transport 'ib', which this Loom does not have (it has: shm, tcp)"),
+      std::string::npos)
       << loomGetLastError();
 }
 

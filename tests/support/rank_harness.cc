@@ -8,11 +8,35 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
 namespace loom::test {
 namespace {
+
+// LOOM_TEST_HOST_LAYOUT="2,3": ranks 0-1 run on fake host 0, ranks 2-4 on
+// fake host 1 (each with its own LOOM_HOST_ID), so shared memory connects
+// ranks within a host and TCP the hosts. Process mode only (the variable is
+// per process); ranks past the layout's sum share the last host.
+void placeOnFakeHost(int rank) {
+  const char* layout = std::getenv("LOOM_TEST_HOST_LAYOUT");
+  if (layout == nullptr || layout[0] == '\0') return;
+  int host = 0, first = 0;
+  for (const char* at = layout; *at != '\0';) {
+    char* end = nullptr;
+    const long size = std::strtol(at, &end, 10);
+    if (end == at || size < 1) {
+      ADD_FAILURE() << "LOOM_TEST_HOST_LAYOUT='" << layout << "' is not a list of rank counts like 2,3";
+      return;
+    }
+    if (rank < first + size) break;
+    first += static_cast<int>(size);
+    at = *end == ',' ? end + 1 : end;
+    if (*at != '\0') ++host;
+  }
+  setenv("LOOM_HOST_ID", ("fake-host-" + std::to_string(host)).c_str(), 1);
+}
 
 void runOneRank(int rank, int nranks, const loomUniqueId& id, const RankBody& body, const HarnessOptions& options) {
   loomComm_t comm = nullptr;
@@ -105,6 +129,7 @@ void runAsProcesses(int nranks, const RankBody& body, const HarnessOptions& opti
       // The child runs the body and exits; it never returns into GoogleTest.
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(99);
+      placeOnFakeHost(r);
       int status = 0;
       try {
         runOneRank(r, nranks, kept.id, body, options);

@@ -2,6 +2,7 @@
 // LOOM_TRANSPORTS allows, and the sentences when nothing can connect a pair.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -43,27 +44,40 @@ TEST(TransportRegistry, RanksOfOneHostConnectOverSharedMemory) {
 
 TEST(TransportRegistry, SameHostNameOnAnotherBootIsAnotherHost) {
   std::vector<RankIdentity> identities = {{"node/boot-1", 10}, {"node/boot-2", 11}};
-  std::string e = errorOf(identities, 0, {});
-  EXPECT_NE(e.find("no transport can connect rank 0 and rank 1 (rank 1 runs on host node and rank 0 on node)"),
-            std::string::npos)
-      << e;
+  EXPECT_EQ(chooseTransports(identities, 0, {}), (std::vector<int>{-1, 1})) << "not shared memory: another host";
 }
 
-TEST(TransportRegistry, RanksOnTwoHostsNameThePairAndTheHosts) {
-  std::string e = errorOf(ranksOnHosts({"a", "a", "b"}), 1, {});
+TEST(TransportRegistry, RanksOnTwoHostsUseSharedMemoryWithinAHostAndTcpAcross) {
+  const std::vector<RankIdentity> identities = ranksOnHosts({"a", "a", "b", "b", "a"});
+  ASSERT_GE(transportKinds().size(), 2u);
+  EXPECT_STREQ(transportKinds()[1].name, "tcp");
+  EXPECT_EQ(chooseTransports(identities, 1, {}), (std::vector<int>{0, -1, 1, 1, 0}));
+  EXPECT_EQ(chooseTransports(identities, 2, {}), (std::vector<int>{1, 1, -1, 0, 1}));
+}
+
+TEST(TransportRegistry, ForcingTcpUsesItEvenOnOneHost) {
+  TransportFilter filter = parseTransportFilter("tcp", "LOOM_TRANSPORTS");
+  EXPECT_EQ(chooseTransports(ranksOnHosts({"a", "a", "a"}), 2, filter), (std::vector<int>{1, 1, -1}));
+  EXPECT_EQ(chooseTransports(ranksOnHosts({"a", "a"}), 0, parseTransportFilter("^shm", "LOOM_TRANSPORTS")),
+            (std::vector<int>{-1, 1}));
+}
+
+TEST(TransportRegistry, RanksOfTwoHostsWithOnlySharedMemoryNameThePairAndTheHosts) {
+  std::string e = errorOf(ranksOnHosts({"a", "a", "b"}), 1, parseTransportFilter("shm", "LOOM_TRANSPORTS"));
   EXPECT_NE(e.find("no transport can connect rank 1 and rank 2 (rank 2 runs on host b and rank 1 on a): this Loom has "
-                   "shm (shared memory, for ranks of one host), all of them allowed"),
+                   "shm, tcp (shm for ranks of one host, tcp for any two), LOOM_TRANSPORTS=shm"),
             std::string::npos)
       << e;
 }
 
-TEST(TransportRegistry, ExcludingSharedMemoryLeavesNothingForOneHost) {
-  TransportFilter filter = parseTransportFilter("^shm", "LOOM_TRANSPORTS");
+TEST(TransportRegistry, ExcludingEveryKindLeavesNothingForOneHost) {
+  TransportFilter filter = parseTransportFilter("^shm,tcp", "LOOM_TRANSPORTS");
   EXPECT_TRUE(filter.exclude);
   EXPECT_FALSE(filter.allows("shm"));
+  EXPECT_FALSE(filter.allows("tcp"));
   std::string e = errorOf(ranksOnHosts({"a", "a"}), 0, filter);
   EXPECT_NE(e.find("(both run on host a)"), std::string::npos) << e;
-  EXPECT_NE(e.find("LOOM_TRANSPORTS=^shm"), std::string::npos) << e;
+  EXPECT_NE(e.find("LOOM_TRANSPORTS=^shm,tcp"), std::string::npos) << e;
 }
 
 TEST(TransportRegistry, ForcingSharedMemoryAllowsIt) {
@@ -74,7 +88,7 @@ TEST(TransportRegistry, ForcingSharedMemoryAllowsIt) {
 }
 
 TEST(TransportRegistry, UnknownKindsAreRefusedNamingTheKnownOnes) {
-  for (const char* text : {"tcp", "shm,ib", "^nvlink", "SHM", ",", "shm,"}) {
+  for (const char* text : {"ib", "shm,ib", "^nvlink", "SHM", "TCP", ",", "shm,"}) {
     try {
       parseTransportFilter(text, "LOOM_TRANSPORTS");
       ADD_FAILURE() << text << " was accepted";
@@ -83,7 +97,7 @@ TEST(TransportRegistry, UnknownKindsAreRefusedNamingTheKnownOnes) {
       EXPECT_NE(std::string(e.what()).find(std::string("LOOM_TRANSPORTS='") + text + "' names transport '"),
                 std::string::npos)
           << e.what();
-      EXPECT_NE(std::string(e.what()).find("which this Loom does not have (it has: shm)"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("which this Loom does not have (it has: shm, tcp)"), std::string::npos)
           << e.what();
     }
   }
@@ -93,6 +107,27 @@ TEST(TransportRegistry, EmptySettingAllowsEveryKind) {
   TransportFilter filter = parseTransportFilter("", "LOOM_TRANSPORTS");
   EXPECT_TRUE(filter.names.empty());
   EXPECT_TRUE(filter.allows("shm"));
+}
+
+TEST(TransportRegistry, HostIdFromTheEnvironmentNamesTheHost) {
+  setenv("LOOM_HOST_ID", "rack7-node3", 1);
+  const RankIdentity named = RankIdentity::mine();
+  EXPECT_EQ(named.host, "rack7-node3");
+  EXPECT_EQ(named.hostName(), "rack7-node3");
+  for (const char* bad : {"has space", "a/b", "tab\there", "\x7f"}) {
+    setenv("LOOM_HOST_ID", bad, 1);
+    try {
+      RankIdentity::mine();
+      ADD_FAILURE() << "LOOM_HOST_ID='" << bad << "' was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), loomInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("LOOM_HOST_ID='"), std::string::npos) << e.what();
+    }
+  }
+  setenv("LOOM_HOST_ID", std::string(201, 'h').c_str(), 1);
+  EXPECT_THROW(RankIdentity::mine(), Error);
+  unsetenv("LOOM_HOST_ID");
+  EXPECT_NE(RankIdentity::mine().host, "rack7-node3");
 }
 
 TEST(TransportRegistry, IdentitiesRoundTripAndMalformedOnesAreNamed) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "transport/peer_call.h"
 
 namespace loom::shm {
 
@@ -32,21 +33,9 @@ void checkPeer(const WaitContext& ctx, const WaitTarget& target, Waitable& conne
     fail(loomRemoteError, ctx.describe() + " failed because rank " + std::to_string(target.peerRank) +
                               " failed: " + target.peerStatus->failure);
   if (ctx.call != nullptr && target.peerStatus != nullptr) {
-    // A peer that ran this collective with other arguments, or already
-    // finished it, will never send what this rank waits for.
-    const std::optional<CollectiveCall> published = target.peerStatus->readCall();
-    const CollectiveCall theirs = published.value_or(*ctx.call);  // torn: judge it next time
-    if (theirs.number == ctx.call->number && !theirs.sameCallAs(*ctx.call))
-      fail(loomInvalidUsage, ctx.describeMismatch(target.peerRank, theirs));
-    // A peer posts before it announces its next collective, so once that
-    // announcement is visible so is the post: look again before blaming it.
-    if (theirs.number > ctx.call->number && !connection.ready())
-      fail(loomInvalidUsage, ctx.describe() + " cannot finish: rank " + std::to_string(target.peerRank) +
-                                 " already finished collective #" + std::to_string(ctx.call->number) + " and started " +
-                                 theirs.describe() + " while this rank (" + ctx.call->describe() +
-                                 ") still waits for it " + connection.peerMustDo() +
-                                 ": the ranks passed different arguments to collective #" +
-                                 std::to_string(ctx.call->number));
+    // A torn read (a peer mid-write, or killed there) is judged next time.
+    if (const std::optional<CollectiveCall> theirs = target.peerStatus->readCall())
+      checkPeerCall(ctx, target.peerRank, *theirs, connection);
   }
   if (processExited(target.peerPid))
     fail(loomRemoteError, ctx.describe() + " failed: rank " + std::to_string(target.peerRank) + " (pid " +

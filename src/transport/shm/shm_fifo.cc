@@ -51,7 +51,7 @@ void* ShmSendConnection::tryAcquire() {
   return slot(posted_) + FifoGeometry::kSlotHeaderBytes;
 }
 
-void ShmSendConnection::post() {
+void ShmSendConnection::post(size_t /*bytes: the peer reads the slot in place*/) {
   markOf(slot(posted_)).store(posted_ + 1, std::memory_order_release);
   header_->posted.store(++posted_, std::memory_order_release);
   // Either the receiver's last look before it sleeps sees this post, or

@@ -59,7 +59,7 @@ class ShmSendConnection final : public SendConnection {
   size_t slotBytes() const override { return geometry_.slotBytes; }
   int peer() const override { return peer_.rank; }
   void* tryAcquire() override;
-  void post() override;
+  void post(size_t bytes) override;
   void checkPeer(const WaitContext& ctx) override;
   void watch(bool on) override { header_->releasedWatched.store(on ? 1 : 0, std::memory_order_relaxed); }
 

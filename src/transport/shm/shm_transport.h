@@ -47,6 +47,7 @@ class ShmTransport final : public Transport {
   PeerProgress progressOf(int peer) const override;
   const PeerMemory* peerMemory() const override { return peerMemory_.get(); }
   std::string peerMemoryUnavailable() const override { return peerMemoryUnavailable_; }
+  std::string describe() const override { return "SHM"; }
 
  private:
   static constexpr size_t kStatusBytes = StatusPage::kBytes;

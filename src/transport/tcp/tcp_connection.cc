@@ -1,0 +1,57 @@
+#include "transport/tcp/tcp_connection.h"
+
+#include <string>
+
+#include "base/error.h"
+#include "transport/peer_call.h"
+
+namespace loom::tcp {
+
+void* TcpSendConnection::tryAcquire() {
+  const uint64_t slots = static_cast<uint64_t>(ring_.memory.geometry().slots);
+  if (posted_ - sentSeen_ >= slots) {
+    sentSeen_ = ring_.sent.load(std::memory_order_acquire);
+    if (posted_ - sentSeen_ >= slots) return nullptr;
+  }
+  return ring_.memory.data(posted_);
+}
+
+void TcpSendConnection::post(size_t bytes) {
+  const uint64_t slots = static_cast<uint64_t>(ring_.memory.geometry().slots);
+  ring_.bytes[posted_ % slots] = static_cast<uint32_t>(bytes);
+  ring_.posted.store(++posted_, std::memory_order_release);
+  wakeup_.wake();
+}
+
+void TcpSendConnection::checkPeer(const WaitContext& ctx) {
+  checkTcpPeer(ctx, peer_, state_, *this);
+}
+
+const void* TcpRecvConnection::tryAcquire() {
+  if (ring_.markOf(released_).load(std::memory_order_acquire) != released_ + 1) return nullptr;
+  return ring_.memory.data(released_);
+}
+
+void TcpRecvConnection::release() {
+  ring_.released.store(++released_, std::memory_order_release);
+  wakeup_.wake();  // a reader stalled on a full ring may go on
+}
+
+void TcpRecvConnection::checkPeer(const WaitContext& ctx) {
+  checkTcpPeer(ctx, peer_, state_, *this);
+}
+
+void checkTcpPeer(const WaitContext& ctx, const PeerName& peer, const PeerState& state, Waitable& connection) {
+  const PeerState::Heard heard = state.heard();
+  if (heard.failed)
+    fail(loomRemoteError,
+         ctx.describe() + " failed because rank " + std::to_string(peer.rank) + " failed: " + heard.failure);
+  if (heard.haveCall) checkPeerCall(ctx, peer.rank, heard.call, connection);
+  // Data that arrived before the connection ended is still read: only a
+  // wait that cannot move is failed.
+  if (state.broken() && !connection.ready())
+    fail(loomRemoteError, ctx.describe() + " failed: " + state.brokenBecause() +
+                              " while this rank was waiting for it " + connection.peerMustDo());
+}
+
+}  // namespace loom::tcp

@@ -1,0 +1,115 @@
+// The thread that moves a rank's TCP traffic: it sends the slots the engine
+// posts and receives the peer's slots straight into the ring the engine
+// reads, over non-blocking sockets it polls together with a wake-up
+// (tcp_wakeup.h). It rings the engine's doorbell when a connection the
+// engine sleeps on moves, and when a peer fails or its connection ends.
+// One such thread per communicator that has TCP peers, as NCCL's proxy
+// thread and Gloo's device loop; the engine never blocks on a socket.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/doorbell.h"
+#include "transport/tcp/tcp_connection.h"
+#include "transport/tcp/tcp_rings.h"
+#include "transport/tcp/tcp_wakeup.h"
+#include "transport/tcp/tcp_wire.h"
+
+namespace loom::tcp {
+
+// One socket of a peer's channel. With n sockets per channel, socket i
+// carries slots i, i + n, i + 2n... in each direction, so the slots of a
+// large message travel side by side.
+struct SocketLink {
+  int fd = -1;
+  int index = 0;    // i
+  int count = 1;    // n
+  size_t peer = 0;  // index of the peer in the progress thread's table
+  SendRing* send = nullptr;
+  RecvRing* recv = nullptr;
+  bool carriesControl = false;  // failures and heartbeats go on one socket per peer
+
+  // Sending: the frame under way.
+  bool writing = false;
+  bool wantsOut = false;  // the socket was full: wait for POLLOUT
+  bool outIsData = false;
+  FrameHeader outHeader{};
+  const char* outPayload = nullptr;
+  size_t outBytes = 0;  // payload bytes
+  size_t outDone = 0;   // header and payload bytes sent so far
+  std::string outControl;
+  uint64_t nextSend = 0;
+
+  // Receiving: the frame under way.
+  FrameHeader inHeader{};
+  size_t inHeaderDone = 0;
+  bool inPayload = false;
+  char* inTarget = nullptr;
+  size_t inLeft = 0;
+  std::string inControl;
+  uint64_t nextRecv = 0;
+  bool stalled = false;    // the next slot's ring is full: wait for the engine
+  bool inDiscard = false;  // stopping: the frame is read and dropped
+};
+
+// A peer: its name, what was heard from it, its sockets (indexes into the
+// link table, both channels), and its control frames waiting to be sent.
+struct PeerLinks {
+  PeerName name;
+  PeerState* state = nullptr;
+  std::vector<size_t> links;
+  std::deque<std::string> control;  // under the progress thread's mutex
+  bool controlEnded = false;        // its control socket closed: it is leaving (under the mutex)
+};
+
+class TcpProgress {
+ public:
+  TcpProgress(std::vector<SocketLink> links, std::vector<PeerLinks> peers, Wakeup& wakeup);
+  ~TcpProgress();
+  TcpProgress(const TcpProgress&) = delete;
+  TcpProgress& operator=(const TcpProgress&) = delete;
+
+  void start();
+  void useDoorbell(Doorbell* engine) { engine_.store(engine, std::memory_order_release); }
+  // Queues a control frame (header and payload) for every peer, or for one.
+  void sendControlToAll(const std::string& frame);
+  // Sends what was posted (until nothing moved for quietMs), stops the
+  // thread, lets the kernel deliver what it holds (bounded), closes.
+  void stop(int64_t quietMs);
+
+ private:
+  void run();
+  bool pumpWriter(SocketLink& link);
+  bool startNextFrame(SocketLink& link);
+  bool pumpReader(SocketLink& link);
+  enum class Received { kBytes, kNothingYet, kClosed, kFailed };
+  Received receive(SocketLink& link, char* into, size_t bytes, size_t* got);
+  void finishFrame(SocketLink& link);
+  void updateSent(const SocketLink& link);
+  bool roomFor(const SocketLink& link) const;
+  bool workWaiting();
+  bool everythingSent();
+  void endLink(SocketLink& link);
+  void dropControlOf(size_t peer);
+  void breakPeer(size_t peer, const std::string& sentence);
+  void ringEngine();
+  void ringIfWatched(const std::atomic<uint32_t>& watched);
+
+  std::vector<SocketLink> links_;
+  std::vector<PeerLinks> peers_;
+  Wakeup& wakeup_;
+  std::atomic<Doorbell*> engine_{nullptr};
+  std::mutex controlMutex_;
+  std::atomic<bool> controlQueued_{false};
+  std::atomic<bool> stopping_{false};
+  int64_t quietMs_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace loom::tcp

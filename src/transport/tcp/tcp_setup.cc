@@ -1,0 +1,167 @@
+#include "transport/tcp/tcp_setup.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/rank_list.h"
+#include "bootstrap/unique_id.h"
+#include "core/logging.h"
+#include "transport/transport.h"
+
+namespace loom::tcp {
+namespace {
+
+constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', '-', 'T', 'C', 'P'};
+// A connection must prove itself this fast once accepted.
+constexpr int64_t kHelloMs = 5000;
+
+struct Hello {
+  char magic[8];
+  bootstrap::Secret token;
+  int32_t rank;
+  int32_t socket;  // channel * n + i
+};
+
+struct Entry {
+  bootstrap::Endpoint endpoint;
+  bootstrap::Secret token{};
+  int sockets = 0;
+};
+
+std::string hex(const bootstrap::Secret& bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+Entry parseEntry(const std::string& text, int rank) {
+  Entry entry;
+  char address[64] = {}, token[64] = {};
+  unsigned port = 0;
+  int sockets = 0;
+  if (std::sscanf(text.c_str(), "%63s %u %63s %d", address, &port, token, &sockets) != 4 || port == 0 || port > 65535 ||
+      std::strlen(token) != 2 * entry.token.size() || sockets < 1)
+    fail(loomRemoteError,
+         "rank " + std::to_string(rank) + " sent a malformed TCP entry at init: '" + text.substr(0, 120) + "'");
+  for (size_t i = 0; i < entry.token.size(); ++i) {
+    unsigned byte = 0;
+    if (std::sscanf(token + 2 * i, "%2x", &byte) != 1)
+      fail(loomRemoteError, "rank " + std::to_string(rank) + " sent a malformed TCP token at init");
+    entry.token[i] = static_cast<uint8_t>(byte);
+  }
+  entry.endpoint =
+      bootstrap::Endpoint{bootstrap::resolveIpv4(address, "a TCP entry's address"), static_cast<uint16_t>(port)};
+  entry.sockets = sockets;
+  return entry;
+}
+
+void setNoDelay(int fd) {
+  const int on = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+}
+
+}  // namespace
+
+std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceAddress) {
+  const int n = setup.settings.socketsPerPeer;
+  const int perPeer = kChannels * n;
+  bootstrap::Socket listener;
+  bootstrap::Secret token = bootstrap::randomSecret();
+  std::string mine;
+  if (!setup.peers.empty()) {
+    const uint32_t address = bootstrap::advertisedAddress(setup.settings.socketInterface);
+    uint16_t port = 0;
+    listener = bootstrap::listenTcp(bootstrap::Endpoint{address, 0}, &port);
+    *interfaceAddress = bootstrap::ipv4Text(address);
+    mine = *interfaceAddress + " " + std::to_string(port) + " " + hex(token) + " " + std::to_string(n);
+  }
+  const std::vector<std::string> entries = setup.rendezvous.allGather(mine);
+
+  std::vector<std::vector<bootstrap::Socket>> sockets(setup.peers.size());
+  std::map<int, size_t> indexOf;
+  for (size_t i = 0; i < setup.peers.size(); ++i) {
+    indexOf[setup.peers[i]] = i;
+    sockets[i].resize(perPeer);
+  }
+  const Deadline deadline = Deadline::afterMs(setup.settings.timeoutMs);
+  // Up: connect. The peer's kernel completes the handshake before it calls
+  // accept, so connecting first and accepting after cannot deadlock.
+  int expectedIncoming = 0;
+  for (int peer : setup.peers) {
+    const Entry entry = parseEntry(entries[peer], peer);
+    if (entry.sockets != n)
+      fail(loomInvalidUsage, "rank " + std::to_string(peer) + " uses " + std::to_string(entry.sockets) +
+                                 " TCP sockets per peer and rank " + std::to_string(setup.rank) + " uses " +
+                                 std::to_string(n) + ": set LOOM_SOCKET_NSOCKS alike on every rank");
+    if (peer < setup.rank) {
+      expectedIncoming += perPeer;
+      continue;
+    }
+    const std::string what = "rank " + std::to_string(peer) + "'s TCP listener at " + entry.endpoint.toString();
+    for (int s = 0; s < perPeer; ++s) {
+      bootstrap::Socket socket = bootstrap::connectTcp(entry.endpoint, deadline, what.c_str());
+      Hello hello{};
+      std::memcpy(hello.magic, kHelloMagic, sizeof(kHelloMagic));
+      hello.token = entry.token;
+      hello.rank = setup.rank;
+      hello.socket = s;
+      bootstrap::sendAll(socket.fd(), &hello, sizeof(hello), deadline, what);
+      setNoDelay(socket.fd());
+      sockets[indexOf[peer]][s] = std::move(socket);
+    }
+  }
+  // Down: accept, and keep only connections that prove the token.
+  int accepted = 0;
+  while (accepted < expectedIncoming) {
+    if (!bootstrap::waitReadable(listener.fd(), deadline)) {
+      std::vector<int> missing;
+      for (int peer : setup.peers)
+        if (peer < setup.rank)
+          for (const bootstrap::Socket& s : sockets[indexOf[peer]])
+            if (!s.valid()) {
+              missing.push_back(peer);
+              break;
+            }
+      fail(loomTimeout, "rank " + std::to_string(setup.rank) + " waited " + std::to_string(setup.settings.timeoutMs) +
+                            " ms for the TCP connections of " + describeRanks(missing) + " (" +
+                            std::to_string(accepted) + " of " + std::to_string(expectedIncoming) + " arrived)");
+    }
+    bootstrap::Socket socket(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!socket.valid()) continue;
+    Hello hello{};
+    try {
+      const Deadline helloDeadline = Deadline::afterMs(kHelloMs);
+      bootstrap::recvAll(socket.fd(), &hello, sizeof(hello),
+                         deadline.isBefore(helloDeadline) ? deadline : helloDeadline,
+                         "a connection to the TCP listener");
+    } catch (const Error& e) {
+      LOOM_WARN("TCP", setup.rank, "dropped a connection to the TCP listener: " << e.what());
+      continue;
+    }
+    const auto at = indexOf.find(hello.rank);
+    if (std::memcmp(hello.magic, kHelloMagic, sizeof(kHelloMagic)) != 0 || hello.token != token ||
+        at == indexOf.end() || hello.rank >= setup.rank || hello.socket < 0 || hello.socket >= perPeer ||
+        sockets[at->second][hello.socket].valid()) {
+      LOOM_WARN("TCP", setup.rank, "dropped a connection to the TCP listener that is not one this rank expects");
+      continue;
+    }
+    setNoDelay(socket.fd());
+    sockets[at->second][hello.socket] = std::move(socket);
+    ++accepted;
+  }
+  return sockets;
+}
+
+}  // namespace loom::tcp

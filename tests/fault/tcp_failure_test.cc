@@ -1,0 +1,81 @@
+// Failures between ranks that reach each other over TCP: a rank killed on
+// another (fake) host, and ranks whose calls differ. The survivors learn it
+// from the closed connection or from the labels, and name the rank.
+#include <gtest/gtest.h>
+#include <loom/loom.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/rank_harness.h"
+#include "support/scoped_env.h"
+
+namespace loom::test {
+namespace {
+
+loomComm_t initOnHost(const RankContext& ctx, const std::string& host) {
+  setenv("LOOM_HOST_ID", host.c_str(), 1);
+  loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+  config.timeoutMs = 60000;  // failures must be seen, not timed out
+  loomComm_t comm = nullptr;
+  EXPECT_EQ(loomCommInitRank(&comm, ctx.nranks, *ctx.id, ctx.rank, &config), loomSuccess) << loomGetLastError();
+  return comm;
+}
+
+// Hosts of two ranks each: rank 3 shares a host with rank 2 (shared memory)
+// and reaches ranks 0 and 1 over TCP.
+TEST(TcpFailureTest, RankKilledOnAnotherHostIsNamedByEverySurvivor) {
+  HarnessOptions options;
+  options.createComm = false;
+  options.killedRank = 3;
+  runRanks(
+      RankMode::kProcesses, 4,
+      [](const RankContext& ctx) {
+        loomComm_t comm = initOnHost(ctx, "fake-host-" + std::to_string(ctx.rank / 2));
+        ASSERT_NE(comm, nullptr);
+        std::vector<float> in(1 << 18, 1.0f), out(1 << 18);
+        if (ctx.rank == 3) {
+          std::thread killer([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+            raise(SIGKILL);
+          });
+          for (;;) loomAllReduce(in.data(), out.data(), in.size(), loomFloat32, loomSum, comm, nullptr, nullptr);
+        }
+        const auto start = std::chrono::steady_clock::now();
+        loomResult_t rc = loomSuccess;
+        for (int i = 0; i < 100000 && rc == loomSuccess; ++i)
+          rc = loomAllReduce(in.data(), out.data(), in.size(), loomFloat32, loomSum, comm, nullptr, nullptr);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const std::string sentence = loomCommGetLastError(comm);
+        EXPECT_EQ(rc, loomRemoteError) << loomGetErrorString(rc) << ": " << sentence;
+        EXPECT_NE(sentence.find("rank 3 ("), std::string::npos) << sentence;
+        EXPECT_LT(seconds, 30.0) << "noticed only after " << seconds << " s";
+        EXPECT_EQ(loomCommAbort(comm), loomSuccess);
+      },
+      options);
+}
+
+// Every rank's labels travel in the TCP frames: a count that differs fails
+// the first message on every rank, as over shared memory.
+TEST(TcpFailureTest, MismatchedCountFailsEveryRankNamingBothCalls) {
+  ScopedEnv tcp("LOOM_TRANSPORTS", "tcp");
+  runRanks(RankMode::kProcesses, 3, [](const RankContext& ctx) {
+    const size_t count = ctx.rank == 1 ? 300001 : 300000;
+    std::vector<float> in(count, 1.0f), out(count);
+    const loomResult_t rc =
+        loomAllReduce(in.data(), out.data(), count, loomFloat32, loomSum, ctx.comm, nullptr, nullptr);
+    const std::string sentence = loomCommGetLastError(ctx.comm);
+    EXPECT_TRUE(rc == loomInvalidUsage || rc == loomRemoteError) << loomGetErrorString(rc) << ": " << sentence;
+    EXPECT_NE(sentence.find("300001"), std::string::npos) << sentence;
+    EXPECT_NE(sentence.find("300000"), std::string::npos) << sentence;
+    EXPECT_EQ(loomCommAbort(ctx.comm), loomSuccess);
+    *ctx.commReleased = true;
+  });
+}
+
+}  // namespace
+}  // namespace loom::test
