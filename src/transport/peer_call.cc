@@ -6,10 +6,14 @@
 
 namespace loom {
 
+void checkPeerArguments(const WaitContext& ctx, int peer, const CollectiveCall& theirs) {
+  if (ctx.call != nullptr && theirs.number == ctx.call->number && !theirs.sameCallAs(*ctx.call))
+    fail(loomInvalidUsage, ctx.describeMismatch(peer, theirs));
+}
+
 void checkPeerCall(const WaitContext& ctx, int peer, const CollectiveCall& theirs, Waitable& connection) {
   if (ctx.call == nullptr) return;
-  if (theirs.number == ctx.call->number && !theirs.sameCallAs(*ctx.call))
-    fail(loomInvalidUsage, ctx.describeMismatch(peer, theirs));
+  checkPeerArguments(ctx, peer, theirs);
   // A peer posts before it announces its next collective, so once that
   // announcement is visible so is the post: look again before blaming it.
   if (theirs.number > ctx.call->number && !connection.ready())

@@ -11,7 +11,12 @@
 namespace loom {
 
 // Throws loomInvalidUsage naming both calls when `theirs` shows the peer
-// will never move `connection`; returns otherwise.
+// will never move `connection`; returns otherwise. Judging a peer that has
+// moved on to a later collective needs its posts to be visible before its
+// announcements (shared memory); over TCP an announcement can overtake
+// the data frames sent before it, so there only checkPeerArguments applies.
 void checkPeerCall(const WaitContext& ctx, int peer, const CollectiveCall& theirs, Waitable& connection);
+// Only: the peer runs this collective with other arguments.
+void checkPeerArguments(const WaitContext& ctx, int peer, const CollectiveCall& theirs);
 
 }  // namespace loom

@@ -46,7 +46,9 @@ void checkTcpPeer(const WaitContext& ctx, const PeerName& peer, const PeerState&
   if (heard.failed)
     fail(loomRemoteError,
          ctx.describe() + " failed because rank " + std::to_string(peer.rank) + " failed: " + heard.failure);
-  if (heard.haveCall) checkPeerCall(ctx, peer.rank, heard.call, connection);
+  // Not whether the peer moved on: its heartbeat may overtake the data it
+  // sent before (peer_call.h); the labels catch a later collective's data.
+  if (heard.haveCall) checkPeerArguments(ctx, peer.rank, heard.call);
   // Data that arrived before the connection ended is still read: only a
   // wait that cannot move is failed.
   if (state.broken() && !connection.ready())
