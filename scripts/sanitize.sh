@@ -24,17 +24,20 @@ configure() {  # dir, sanitizers
 # Collective correctness at 3 ranks (odd, not a power of two: every ring,
 # tree, chain and all-pairs schedule has a remainder step) in both modes;
 # every other integration and fault test at its own rank counts.
-asan_skip='CollectivesTest\..*/(Threads|Processes)(1|2|4|5|8)( |$)'
+# (ctest's regular expressions hold at most 10 groups: test names of
+# parameterised cases end in "  # GetParam() = ...", so a trailing space
+# ends a name here instead of a group.)
+asan_skip='CollectivesTest\..*/(Threads|Processes)[12458] '
 # The point-to-point and group suites at 3 and 8 ranks (2 and 5 add no
 # other code path, only minutes).
-asan_skip+='|^Ranks/(PointToPointTest|GroupTest)\..*/(Threads|Processes)(2|5)( |$)'
-# Over TCP the data path is the same whatever the collective: AllReduce,
-# AllGather, AllToAll and the point-to-point suite cover it.
+asan_skip+='|^Ranks/(PointToPointTest|GroupTest)\..*/(Threads|Processes)[25] '
+# Over TCP the data path is the same whatever the collective: AllGather,
+# AllToAll and the point-to-point suite cover it.
 asan_skip+='|^tcp/Ranks/CollectivesTest\.(Chain|Tree|Reduce|Broadcast|AllReduce/)'
 # Schedules run the same code whether ranks are threads or processes; the
 # longest suites run under ASan as processes only (their transport paths
 # differ: cross-memory attach and shared files).
-asan_skip+='|^Ranks/CollectivesTest\.(Chain|Tree|Reduce|Direct|Registered)[A-Za-z]*/Threads3( |$)'
+asan_skip+='|^Ranks/CollectivesTest\.(Chain|Tree|Reduce|Direct|Registered)[A-Za-z]*/Threads3 '
 # GoogleTest cases only (their names have a '.'; script tests drive tools and
 # installs, not the library), and not the NVML stub tests (a library loaded
 # into the process that is not Loom's) or binaries not built here.
