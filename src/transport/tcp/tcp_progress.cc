@@ -260,8 +260,8 @@ bool TcpProgress::pumpWriter(SocketLink& link) {
 // are all on the wire: the engine may fill them again.
 void TcpProgress::updateSent(const SocketLink& link) {
   uint64_t lowest = link.send->posted.load(std::memory_order_acquire);
-  for (const SocketLink& other : links_)
-    if (other.send == link.send) lowest = std::min(lowest, other.nextSend);
+  for (size_t index : peers_[link.peer].links)  // this peer's sockets only: per slot, not per job
+    if (links_[index].send == link.send) lowest = std::min(lowest, links_[index].nextSend);
   if (lowest > link.send->sent.load(std::memory_order_relaxed)) {
     link.send->sent.store(lowest, std::memory_order_release);
     ringIfWatched(link.send->watched);
