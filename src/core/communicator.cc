@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -161,6 +162,10 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities, boo
                                 ": is every rank running the same Loom?");
     std::memcpy(&placements[r], all[r].data(), sizeof(topo::RankPlacement));
     placements[r].host[sizeof(placements[r].host) - 1] = '\0';
+    // The host as the transports see it (LOOM_HOST_ID, or hostname plus boot
+    // id), not the hostname the placement carries: containers and fake hosts
+    // share a hostname, and the ring must keep each host's ranks together.
+    std::snprintf(placements[r].host, sizeof(placements[r].host), "host%d", team_.places[r].host);
     team_.places[r].package = placements[r].package;
     team_.places[r].numa = placements[r].numa;
   }
@@ -170,14 +175,17 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities, boo
   if (team_.rank == 0) {
     topo::RingCrossings crossings = topo::countCrossings(placements, team_.ring);
     LOOM_INFO("INIT", team_.rank,
-              "ring " << describeRing(team_.ring) << " crosses " << crossings.packages << " socket boundaries and "
-                      << crossings.numas << " NUMA boundaries inside a socket");
+              "ring " << describeRing(team_.ring) << " crosses "
+                      << (hosts.size() > 1 ? std::to_string(crossings.hosts) + " host boundaries, " : "")
+                      << crossings.packages << " socket boundaries and " << crossings.numas
+                      << " NUMA boundaries inside a socket");
   }
+  const topo::RankPlacement& me = placements[team_.rank];
   for (int peer = 0; peer < team_.nranks; ++peer) {
     if (peer == team_.rank) continue;
     LOOM_INFO("INIT", team_.rank,
               "rank " << peer << " runs on socket " << placements[peer].package << ", NUMA node "
-                      << placements[peer].numa << ": " << relation(topo::locality(mine, placements[peer])) << " rank "
+                      << placements[peer].numa << ": " << relation(topo::locality(me, placements[peer])) << " rank "
                       << team_.rank);
   }
 }

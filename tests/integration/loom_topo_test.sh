@@ -37,6 +37,38 @@ expect_line '^  rank order: 0 1 2 3 .*sockets 4x'
 expect_line '^  Loom ring:  0 2 1 3 .*sockets 2x'
 expect_line '^  Loom tree:  0 -> 2 3; 2 -> 1  \(root 0'
 pass "tree, matrix, rings and the Broadcast/Reduce tree of the Pascal node"
+expect_line '^4 ranks on 1 host, LOOM_TRANSPORTS=\(unset: every transport\):'
+expect_line '^  within host0 \(ranks 0-3\): SHM$'
+pass "one host: every pair over shared memory"
+
+# A launch across hosts: 1 + 2 + 3 ranks on three hosts like Pascal.
+timeout 20 "$TOPO" --no-versions --topo-file "$DATA/llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml" \
+  --hosts 1,2,3 --map-by socket >"$WORK/out" 2>&1 || fail "--hosts 1,2,3 exited $?"
+expect_line '^6 ranks on 3 hosts like this one, --map-by socket:'
+expect_line '^  rank 0: host0, CPU '
+expect_line '^  rank 5: host2, CPU '
+expect_line '^  Loom ring:  0 1 2 3 5 4  \(crosses hosts 3x'
+expect_line '^6 ranks on 3 hosts, LOOM_TRANSPORTS=\(unset: every transport\):'
+expect_line '^  within host0 \(rank 0\): no pairs$'
+expect_line '^  within host1 \(ranks 1 and 2\): SHM$'
+expect_line '^  within host2 \(ranks 3-5\): SHM$'
+expect_line '^  host0 <-> host2: TCP$'
+expect_line '^  1 +TCP +- +SHM +TCP +TCP +TCP$'
+pass "--hosts 1,2,3: ring enters each host once; SHM inside hosts, TCP across"
+
+LOOM_TRANSPORTS=tcp timeout 20 "$TOPO" --no-versions --topo-file "$DATA/llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml" \
+  --hosts 2,2 >"$WORK/out" 2>&1 || fail "LOOM_TRANSPORTS=tcp --hosts 2,2 exited $?"
+expect_line '^  within host0 \(ranks 0 and 1\): TCP$'
+LOOM_TRANSPORTS=shm timeout 20 "$TOPO" --no-versions --topo-file "$DATA/llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml" \
+  --hosts 2,2 >"$WORK/out" 2>&1 || fail "LOOM_TRANSPORTS=shm --hosts 2,2 exited $?"
+expect_line '^  none: .*no transport can connect rank 0 and rank 2 \(rank 2 runs on host host1 and rank 0 on host0\)'
+pass "LOOM_TRANSPORTS forces TCP inside hosts; shm alone cannot connect two hosts, and says so"
+
+for bad in "2,,2" "0" "2,x" "" "70000"; do
+  if timeout 20 "$TOPO" --no-versions --hosts "$bad" >"$WORK/out" 2>&1; then fail "--hosts '$bad' was accepted"; fi
+  expect_line "^loom-topo: --hosts $bad: each host's number of ranks must be a whole number from 1 to 65536"
+done
+pass "a malformed --hosts is refused, naming the item"
 
 # DGX-2: every GPU pair NVL through the NVSwitch fabric.
 timeout 20 "$TOPO" --no-versions --topo-file "$DATA/nvidia-dgx2-16xV100-nvswitch.hwloc.xml" >"$WORK/out" 2>&1 ||

@@ -3,6 +3,7 @@
 # that puts CPUs 0 and 1 on two sockets and ranks bound round robin to them
 # (rank order alternates sockets), the ring must group ranks by socket
 # (0 2 1 3: two socket crossings instead of four) and results stay exact.
+# The same for hosts: a host's ranks stay together however they are numbered.
 # Usage: ring_placement_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -31,6 +32,24 @@ LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT run || fail "run with detection failed"
 ring=$(grep -o 'LOOM INFO INIT ring [0-9 ]*' "$out" | head -n 1)
 [ -n "$ring" ] || fail "no ring line at LOOM_DEBUG=INFO"
 echo "ok: detected topology: ${ring#LOOM INFO INIT }"
+
+# Hosts: ranks numbered round robin over fake hosts (LOOM_HOST_ID) must
+# still meet in a ring that enters each host once, with shared memory
+# inside a host and TCP between hosts, and exact results.
+hosts_run() {  # hosts ranks
+  timeout -s KILL 120 "$build/tools/loomrun" -n "$2" -- sh -c \
+    "LOOM_HOST_ID=fake\$((RANK % $1)) exec $build/perf/all_reduce_perf -b 8 -e 1M -f 32 -c 1 -w 1 -n 2" > "$out" 2>&1
+}
+LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT hosts_run 2 4 || fail "run on 2 interleaved fake hosts failed"
+grep -q 'LOOM INFO INIT ring 0 2 1 3 crosses 2 host boundaries' "$out" || fail "the ring did not keep each host's ranks together"
+grep -q '1\[fake1\] -> 3\[fake1\].* via SHM' "$out" || fail "ranks 1 and 3 of one fake host did not use shared memory"
+grep -q '0\[fake0\] -> 1\[fake1\].* via TCP' "$out" || fail "ranks 0 and 1 of two fake hosts did not use TCP"
+grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 interleaved fake hosts"
+echo "ok: 2 interleaved fake hosts: ring 0 2 1 3, shm inside, TCP across, exact results"
+LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT hosts_run 3 6 || fail "run on 3 interleaved fake hosts failed"
+grep -q 'LOOM INFO INIT ring 0 3 1 4 2 5 crosses 3 host boundaries' "$out" || fail "the ring did not enter each of 3 hosts once"
+grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 3 interleaved fake hosts"
+echo "ok: 3 interleaved fake hosts: ring 0 3 1 4 2 5, exact results"
 
 # A broken file stops init with the file and line.
 bad=$(mktemp --suffix=.xml)

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "core/config.h"
@@ -19,12 +20,13 @@
 namespace {
 
 const char* kUsage =
-    "usage: loom-topo [--topo-file FILE] [--xml | --json | --dot] [--ranks N] [--map-by core|socket|numa]\n"
-    "                 [--check] [--no-versions] [--version]\n"
+    "usage: loom-topo [--topo-file FILE] [--xml | --json | --dot] [--ranks N | --hosts N0,N1,...]\n"
+    "                 [--map-by core|socket|numa] [--check] [--no-versions] [--version]\n"
     "\n"
     "Prints the versions around Loom, the machine as a tree, the path classes between GPUs, NICs and\n"
     "NUMA nodes (like `nvidia-smi topo -m`), and the ring Loom builds for N ranks placed like mpirun's\n"
-    "--map-by (default: one rank per core up to 8, --map-by socket).\n"
+    "--map-by (default: one rank per core up to 8, --map-by socket), and which transport connects each\n"
+    "pair of those ranks (as LOOM_TRANSPORTS, when set, allows).\n"
     "\n"
     "  --topo-file FILE  show FILE (NCCL topology XML or hwloc XML) as it is, instead of this machine;\n"
     "                    without it, LOOM_TOPO_FILE is loaded as Loom loads it (detection fills the gaps)\n"
@@ -32,6 +34,8 @@ const char* kUsage =
     "  --json            print the topology, its links and path matrix as JSON\n"
     "  --dot             print the graph for Graphviz: loom-topo --dot | dot -Tpng > machine.png\n"
     "  --ranks N         ranks to place for the ring\n"
+    "  --hosts N0,N1,... a launch across hosts like this one: N0 ranks on host0, N1 on host1, ...\n"
+    "                    (ranks numbered host by host, as loomrun --nnodes numbers them)\n"
     "  --map-by POLICY   core, socket or numa, as mpirun (default socket)\n"
     "  --check           measure memory bandwidth and latency between NUMA nodes and cores with pinned\n"
     "                    threads, and flag where they disagree with the detected classes by over 30%\n"
@@ -42,6 +46,7 @@ struct Options {
   std::string topoFile;
   std::string format = "text";  // text, xml, json, dot
   int ranks = 0;
+  std::vector<int> ranksPerHost;  // --hosts
   std::string mapBy = "socket";
   bool check = false;
   bool versions = true;
@@ -50,6 +55,27 @@ struct Options {
 [[noreturn]] void usageError(const std::string& message) {
   std::cerr << "loom-topo: " << message << "\n" << kUsage;
   std::exit(2);
+}
+
+// "2,2" or "1,2,3": ranks on each host.
+std::vector<int> parseHosts(const std::string& text) {
+  std::vector<int> counts;
+  long total = 0;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char* end = nullptr;
+    const long n = item.empty() ? 0 : std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || n < 1 || n > 65536)
+      usageError("--hosts " + text + ": each host's number of ranks must be a whole number from 1 to 65536, not '" +
+                 item + "'");
+    total += n;
+    if (total > 65536 || counts.size() >= 4096) usageError("--hosts " + text + " names more than 65536 ranks or 4096 hosts");
+    counts.push_back(static_cast<int>(n));
+    if (comma == std::string::npos) return counts;
+    at = comma + 1;
+  }
 }
 
 Options parse(int argc, char** argv) {
@@ -76,6 +102,8 @@ Options parse(int argc, char** argv) {
       long n = std::strtol(v.c_str(), &end, 10);
       if (*end != '\0' || n < 1 || n > 65536) usageError("--ranks " + v + " is not a number of ranks (1 to 65536)");
       o.ranks = static_cast<int>(n);
+    } else if (a == "--hosts") {
+      o.ranksPerHost = parseHosts(value());
     } else if (a == "--map-by") {
       o.mapBy = value();
       if (o.mapBy != "core" && o.mapBy != "socket" && o.mapBy != "numa") {
@@ -89,6 +117,7 @@ Options parse(int argc, char** argv) {
       usageError("unknown option " + a);
     }
   }
+  if (!o.ranksPerHost.empty() && o.ranks > 0) usageError("give --ranks or --hosts, not both");
   return o;
 }
 
@@ -112,8 +141,12 @@ void printText(const Options& o, const loom::topo::Topology& t) {
   loom::topo::printTree(std::cout, t);
   std::cout << "\n== Paths\n";
   loom::topo::printMatrix(std::cout, t);
+  const std::vector<int> layout =
+      !o.ranksPerHost.empty() ? o.ranksPerHost : std::vector<int>{o.ranks > 0 ? o.ranks : defaultRanks(t)};
   std::cout << "\n== Rings\n";
-  loom::topo::printRings(std::cout, t, o.ranks > 0 ? o.ranks : defaultRanks(t), o.mapBy);
+  loom::topo::printRings(std::cout, t, layout, o.mapBy);
+  std::cout << "\n== Transports\n";
+  loom::topo::printTransports(std::cout, layout, std::getenv("LOOM_TRANSPORTS") ? std::getenv("LOOM_TRANSPORTS") : "");
 }
 
 }  // namespace

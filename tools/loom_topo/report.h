@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom_topo/versions.h"
+#include "topology/placement.h"
 #include "topology/topology.h"
 
 namespace loom::topo {
@@ -17,8 +18,12 @@ void printTree(std::ostream& os, const Topology& t);
 // Like `nvidia-smi topo -m`: GPUs, NICs and NUMA nodes against each other,
 // then the CPUs, NUMA node and nearest NIC of each GPU.
 void printMatrix(std::ostream& os, const Topology& t);
-// The ring Loom builds for `ranks` ranks placed like mpirun --map-by.
-void printRings(std::ostream& os, const Topology& t, int ranks, const std::string& mapBy);
+// The ring Loom builds for ranksPerHost[k] ranks on each host k, every host
+// like `t`, ranks placed on each like mpirun --map-by, hosts in rank order.
+void printRings(std::ostream& os, const Topology& t, const std::vector<int>& ranksPerHost, const std::string& mapBy);
+// Which transport connects each pair of ranks of that layout, as a
+// communicator would choose with LOOM_TRANSPORTS=`transports` ("" for unset).
+void printTransports(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports);
 
 std::string topologyJson(const Topology& t);
 std::string topologyDot(const Topology& t);
@@ -35,5 +40,8 @@ std::string cpuListString(const std::vector<int>& cpus);  // "0-23,48-71"
 std::string bytesString(uint64_t bytes);                  // "755.0 GiB"
 std::string gbsString(double gbs);                        // "24 GB/s"
 std::vector<int> matrixNodes(const Topology& t);          // GPUs, NICs, then NUMA nodes
+// The placements of that layout: host k's ranks named "host<k>" when there
+// are several hosts, else the machine's name.
+std::vector<RankPlacement> simulateHosts(const Topology& t, const std::vector<int>& ranksPerHost, const std::string& mapBy);
 
 }  // namespace loom::topo

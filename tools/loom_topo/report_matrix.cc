@@ -114,12 +114,18 @@ std::string treeString(const std::vector<int>& ring) {
 
 }  // namespace
 
-void printRings(std::ostream& os, const Topology& t, int ranks, const std::string& mapBy) {
-  std::vector<RankPlacement> placed = simulatePlacements(t, ranks, mapBy);
-  os << ranks << " ranks, --map-by " << mapBy << ":\n";
+void printRings(std::ostream& os, const Topology& t, const std::vector<int>& ranksPerHost, const std::string& mapBy) {
+  const std::vector<RankPlacement> placed = simulateHosts(t, ranksPerHost, mapBy);
+  const int ranks = static_cast<int>(placed.size());
+  const bool manyHosts = ranksPerHost.size() > 1;
+  os << ranks << " ranks";
+  if (manyHosts) os << " on " << ranksPerHost.size() << " hosts like this one";
+  os << ", --map-by " << mapBy << ":\n";
   for (int r = 0; r < ranks; r++) {
     const RankPlacement& p = placed[static_cast<size_t>(r)];
-    os << "  rank " << r << ": CPU " << p.firstCpu << ", socket " << p.package << ", NUMA " << p.numa;
+    os << "  rank " << r << ": ";
+    if (manyHosts) os << p.host << ", ";
+    os << "CPU " << p.firstCpu << ", socket " << p.package << ", NUMA " << p.numa;
     if (p.nic[0]) os << ", nearest NIC " << p.nic;
     os << "\n";
   }
