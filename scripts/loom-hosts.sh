@@ -55,6 +55,9 @@ Options (before CMD):
                      1kbps to 1tbit
   --timeout S        stop the job after S whole seconds, exit 124 (default 600)
   --tag-output       loomrun's: prefix every line with "[RANK] "
+  --keep-going       when a host fails, let the others run to their own end
+                     instead of stopping them (to see what the survivors of a
+                     fault report); the exit status is still the first failure's
   --loomrun PATH     the loomrun to use (default: $LOOMRUN, else this
                      checkout's build/tools/loomrun, else loomrun on PATH)
   -h, --help         print this help and exit
@@ -91,6 +94,7 @@ ranks_list=""
 rate=""
 timeout_seconds=600
 tag_output=0
+keep_going=0
 loomrun=${LOOMRUN:-}
 
 # need_value OPTION ARGC: the option's value must be the next word.
@@ -108,6 +112,7 @@ while (($# > 0)); do
     --timeout) need_value "$1" $#; timeout_seconds=$2; shift 2 ;;
     --loomrun) need_value "$1" $#; loomrun=$2; shift 2 ;;
     --tag-output) tag_output=1; shift ;;
+    --keep-going) keep_going=1; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     -*) usage_error "unknown option '$1' (options go before the command; see loom-hosts.sh --help)" ;;
@@ -473,7 +478,8 @@ for ((k = 0; k < HOSTS; k++)); do
 done
 
 # Reap hosts as they end. The first failure decides the status and stops
-# the others; every turn sleeps 0.2 s, and the deadlines end the loop.
+# the others (unless --keep-going); every turn sleeps 0.2 s, and the
+# deadlines end the loop.
 exit_status=""
 deadline=$((SECONDS + timeout_seconds + SAFETY_SECONDS))
 stop_deadline=""
@@ -491,9 +497,13 @@ while ((remaining > 0)); do
       others=$(running_hosts)
       why="failed with status $status"
       ((status == 124)) && why="timed out (loomrun's --timeout $timeout_seconds)"
-      say "host$k $why${others:+; stopping hosts $others}"
-      signal_hosts TERM
-      stop_deadline=$((SECONDS + STOP_GRACE_SECONDS))
+      if ((keep_going)); then
+        say "host$k $why${others:+; hosts $others keep going (--keep-going)}"
+      else
+        say "host$k $why${others:+; stopping hosts $others}"
+        signal_hosts TERM
+        stop_deadline=$((SECONDS + STOP_GRACE_SECONDS))
+      fi
     fi
   done
   ((remaining > 0)) || break

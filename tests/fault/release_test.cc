@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "support/rank_harness.h"
+#include "support/scoped_env.h"
 
 namespace loom::test {
 namespace {
@@ -118,7 +119,7 @@ void requestsLeftUnwaited() {
   });
 }
 
-TEST(ReleaseTest, EveryEndOfACommunicatorGivesBackDescriptorsAndThreads) {
+void expectEveryEndingGivesBackWhatItTook() {
   // The first communicator initialises what lives as long as the process
   // (OpenSSL, the log's settings): only what comes after must come back.
   destroyAfterWork();
@@ -143,6 +144,18 @@ TEST(ReleaseTest, EveryEndOfACommunicatorGivesBackDescriptorsAndThreads) {
       EXPECT_EQ(after.threads, baseline.threads) << name << " (round " << round << ")";
     }
   }
+}
+
+TEST(ReleaseTest, EveryEndOfACommunicatorGivesBackDescriptorsAndThreads) {
+  expectEveryEndingGivesBackWhatItTook();
+}
+
+// Over TCP a communicator also holds a listening socket, two sockets per
+// peer and channel, an eventfd and a progress thread.
+TEST(ReleaseTest, EveryEndOfATcpCommunicatorGivesBackSocketsAndThreads) {
+  ScopedEnv tcp("LOOM_TRANSPORTS", "tcp");
+  ScopedEnv sockets("LOOM_SOCKET_NSOCKS", "2");
+  expectEveryEndingGivesBackWhatItTook();
 }
 
 }  // namespace
