@@ -12,7 +12,8 @@
 # is memfds opened through /proc/<pid>/fd, and without it two "hosts" could
 # still meet through shared memory). Host k runs loomrun as node k of the
 # job (--nnodes K --node-rank k) with MASTER_ADDR on host 0; --rate slows
-# every host's link with tc, so that links are slower than shared memory.
+# every host's link with tc, so that links are slower than shared memory;
+# --ipv6 gives every eth0 an IPv6 address too, and MASTER_ADDR is host 0's.
 #
 # Needs root, ip and tc (iproute2), and unshare and setpriv (util-linux).
 # Every namespace is named loomh<pid of this script>-<host> (and -br for the
@@ -43,7 +44,8 @@ Make K fake hosts on this machine and run CMD across them as one job: host k
 runs "loomrun -n M --nnodes K --node-rank k" with MASTER_ADDR on host 0.
 Each host has its own network namespace (eth0 on a bridge, an address in
 198.18.0.0/15), hostname (host<k>), /dev/shm and PID namespace, and gets
-LOOM_HOST_ID=host<k>, LOOM_SOCKET_IFNAME=eth0 and the job's LOOM_SECRET.
+LOOM_HOST_ID=host<k>, LOOM_SOCKET_IFNAME=eth0 (unless it is set: the
+caller's list then goes to every host) and the job's LOOM_SECRET.
 
 Options (before CMD):
   --hosts K          number of fake hosts, 1 to 64
@@ -53,6 +55,10 @@ Options (before CMD):
                      number and a unit as tc writes it (bit, kbit, mbit, gbit,
                      tbit: bits per second; bps, kbps, mbps, gbps: bytes),
                      1kbps to 1tbit
+  --ipv6             also give each host's eth0 an IPv6 address in 2001:2::/48
+                     (RFC 5180's benchmarking range), without duplicate address
+                     detection, and put MASTER_ADDR on host 0's IPv6 address;
+                     LOOM_SOCKET_FAMILY=AF_INET6 then keeps TCP on IPv6 too
   --timeout S        stop the job after S whole seconds, exit 124 (default 600)
   --tag-output       loomrun's: prefix every line with "[RANK] "
   --keep-going       when a host fails, let the others run to their own end
@@ -95,6 +101,7 @@ rate=""
 timeout_seconds=600
 tag_output=0
 keep_going=0
+ipv6=0
 loomrun=${LOOMRUN:-}
 
 # need_value OPTION ARGC: the option's value must be the next word.
@@ -113,6 +120,7 @@ while (($# > 0)); do
     --loomrun) need_value "$1" $#; loomrun=$2; shift 2 ;;
     --tag-output) tag_output=1; shift ;;
     --keep-going) keep_going=1; shift ;;
+    --ipv6) ipv6=1; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     -*) usage_error "unknown option '$1' (options go before the command; see loom-hosts.sh --help)" ;;
@@ -248,6 +256,26 @@ pick_subnet() {
   return 1
 }
 
+# With --ipv6: the /64 of 2001:2::/48 (RFC 5180, the IPv6 benchmarking
+# range, as 198.18.0.0/15 is IPv4's) that matches the IPv4 subnet:
+# 198.18.X.0/24 -> 2001:2:0:X::/64, 198.19.X.0/24 -> 2001:2:0:1XX::/64;
+# written as ip and Loom write addresses (2001:2::1 for 2001:2:0:0::1).
+ipv6_subnet() {
+  local second third
+  IFS=. read -r _ second third <<<"$1"
+  echo $(((second - 18) * 256 + third))
+}
+host_ipv6() {
+  if ((subnet6 == 0)); then printf '2001:2::%x' $(($1 + 1)); else printf '2001:2:0:%x::%x' "$subnet6" $(($1 + 1)); fi
+}
+
+# Whether any address or route of this machine lies in 2001:2::/48 (as
+# text: "2001:2:" starts every such address, and a few next to it).
+machine_uses_ipv6_range() {
+  { ip -6 -o addr show | awk '{ print $4 }'; ip -6 route show table all | awk '{ print ($1 ~ /:/) ? $1 : $2 }'; } |
+    grep -q '^2001:2:'
+}
+
 # --- namespaces: making, sweeping, removing ---------------------------------------------
 
 # Is PID a loom-hosts run that is still alive? (A pid may have been reused.)
@@ -290,9 +318,11 @@ add_shaping() {
 }
 
 make_bridge() {
+  # Without multicast snooping the bridge floods IPv6 neighbour discovery to
+  # every port, whether or not it heard the hosts join their groups yet.
   ip netns add "$BRIDGE_NS" &&
     ip -n "$BRIDGE_NS" link set lo up &&
-    ip -n "$BRIDGE_NS" link add br0 type bridge &&
+    ip -n "$BRIDGE_NS" link add br0 type bridge mcast_snooping 0 &&
     ip -n "$BRIDGE_NS" link set br0 up
 }
 
@@ -304,8 +334,12 @@ make_host() {
     ip -n "$BRIDGE_NS" link add "h$k" type veth peer name eth0 netns "$ns" &&
     ip -n "$BRIDGE_NS" link set "h$k" master br0 up &&
     ip -n "$ns" link set lo up &&
-    ip -n "$ns" addr add "$subnet.$((k + 1))/24" dev eth0 &&
-    ip -n "$ns" link set eth0 up || return 1
+    ip -n "$ns" addr add "$subnet.$((k + 1))/24" dev eth0 || return 1
+  if ((ipv6)); then
+    # nodad: usable at once, not after a second of duplicate detection.
+    ip -n "$ns" addr add "$(host_ipv6 "$k")/64" dev eth0 nodad || return 1
+  fi
+  ip -n "$ns" link set eth0 up || return 1
   if [[ -n $rate ]]; then
     # Host k's eth0 shapes what it sends, the bridge's port what it receives.
     add_shaping "$ns" eth0 && add_shaping "$BRIDGE_NS" "h$k" || return 1
@@ -353,7 +387,7 @@ usable_cpus() {
 start_host() {
   local k=$1 cpus=$2 ns pin=() options=()
   ns=$(host_ns "$k")
-  options=(-n "$counts_text" --nnodes "$HOSTS" --node-rank "$k" --master-addr "$subnet.1"
+  options=(-n "$counts_text" --nnodes "$HOSTS" --node-rank "$k" --master-addr "$master_addr"
     --master-port "$MASTER_PORT" --timeout "$timeout_seconds")
   ((tag_output)) && options+=(--tag-output)
   if [[ -n $cpus ]]; then
@@ -366,7 +400,7 @@ start_host() {
   # survives the execs into ip and unshare). --kill-child: unshare's death
   # kills the host's PID 1, and with it the whole PID namespace.
   MACHINE_NS_uts=$(readlink /proc/self/ns/uts) MACHINE_NS_mnt=$(readlink /proc/self/ns/mnt) \
-    LOOM_HOST_ID=host$k LOOM_SOCKET_IFNAME=eth0 LOOM_SECRET=$secret \
+    LOOM_HOST_ID=host$k LOOM_SOCKET_IFNAME=${LOOM_SOCKET_IFNAME:-eth0} LOOM_SECRET=$secret \
     setpriv --pdeathsig KILL -- \
     ip netns exec "$ns" \
     unshare --uts --mount --pid --fork --kill-child --mount-proc -- \
@@ -435,6 +469,14 @@ trap 'on_signal HUP' HUP
 
 sweep_stale_namespaces
 subnet=$(pick_subnet) || setup_error "every 198.18.X.0/24 and 198.19.X.0/24 is used on this machine; loom-hosts needs one free"
+master_addr=$subnet.1
+subnet6=0
+if ((ipv6)); then
+  [[ -e /proc/net/if_inet6 ]] || setup_error "--ipv6 needs IPv6, which this kernel does not offer (booted with ipv6.disable=1?)"
+  ! machine_uses_ipv6_range || setup_error "--ipv6: this machine has addresses or routes in 2001:2::/48, which loom-hosts takes for its hosts"
+  subnet6=$(ipv6_subnet "$subnet")
+  master_addr=$(host_ipv6 0)
+fi
 secret=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 [[ $secret =~ ^[0-9a-f]{32}$ ]] || setup_error "cannot read 16 random bytes for LOOM_SECRET from /dev/urandom"
 counts_text=$(
@@ -468,7 +510,9 @@ for ((k = 0; k < HOSTS; k++)); do
     )
     first_cpu=$((first_cpu + counts[k]))
   fi
-  line="host$k $subnet.$((k + 1)) ranks $first_rank"
+  line="host$k $subnet.$((k + 1))"
+  ((ipv6)) && line+=" $(host_ipv6 "$k")"
+  line+=" ranks $first_rank"
   ((last_rank > first_rank)) && line+="-$last_rank"
   line+=" cpus ${host_cpus:-unpinned} (namespace $(host_ns "$k")"
   [[ -n $rate ]] && line+=", link $rate"

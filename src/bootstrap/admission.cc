@@ -97,7 +97,7 @@ class Admission {
 
   void acceptNewcomers() {
     for (int i = 0; i < kAcceptsPerWake; ++i) {
-      sockaddr_in from{};
+      sockaddr_storage from{};
       socklen_t length = sizeof(from);
       Socket peer(accept4(listener_, reinterpret_cast<sockaddr*>(&from), &length, SOCK_CLOEXEC));
       if (!peer.valid()) {
@@ -111,7 +111,9 @@ class Admission {
         return;
       }
       if (openWaiting() >= limits_.maxWaiting) dropOldestWaiting();
-      greet(std::move(peer), Endpoint{from.sin_addr.s_addr, ntohs(from.sin_port)}.toString());
+      uint16_t port = 0;
+      const IpAddress address = fromSockaddr(reinterpret_cast<const sockaddr*>(&from), &port);
+      greet(std::move(peer), Endpoint{address, port}.toString());
     }
   }
 

@@ -42,7 +42,7 @@ Endpoint startRendezvous(const Secret& secret, const Endpoint& listenOn, int64_t
                          const AdmissionLimits& limits) {
   uint16_t bound = 0;
   Socket listener = listenTcp(listenOn, &bound);
-  const Endpoint endpoint{listenOn.ipv4, bound};
+  const Endpoint endpoint{listenOn.address, bound};
   std::thread(serve, std::move(listener), secret, waitForRanksMs, limits, "the rendezvous at " + endpoint.toString())
       .detach();
   return endpoint;

@@ -1,9 +1,5 @@
 #include "bootstrap/socket.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -31,81 +27,37 @@ void Socket::close() {
   fd_ = -1;
 }
 
-std::string ipv4Text(uint32_t ipv4) {
-  char text[INET_ADDRSTRLEN] = {};
-  in_addr addr{};
-  addr.s_addr = ipv4;
-  inet_ntop(AF_INET, &addr, text, sizeof(text));
-  return text;
-}
-
 std::string Endpoint::toString() const {
-  return ipv4Text(ipv4) + ":" + std::to_string(port);
-}
-
-uint32_t resolveIpv4(const std::string& host, const char* what) {
-  in_addr addr{};
-  if (inet_pton(AF_INET, host.c_str(), &addr) == 1) return addr.s_addr;
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-  if (rc != 0 || found == nullptr)
-    fail(loomInvalidArgument, std::string(what) + "='" + host +
-                                  "' is neither an IPv4 address nor a host name that resolves: " + gai_strerror(rc));
-  uint32_t result = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr.s_addr;
-  freeaddrinfo(found);
-  return result;
-}
-
-uint32_t advertisedAddress(const std::string& interfaceName) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) failSystem("getifaddrs", errno);
-  uint32_t chosen = 0;
-  bool found = false;
-  for (ifaddrs* it = list; it != nullptr && !found; it = it->ifa_next) {
-    if (it->ifa_addr == nullptr || it->ifa_addr->sa_family != AF_INET) continue;
-    if (!(it->ifa_flags & IFF_UP)) continue;
-    bool wanted = interfaceName.empty() ? !(it->ifa_flags & IFF_LOOPBACK) : interfaceName == it->ifa_name;
-    if (!wanted) continue;
-    chosen = reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr.s_addr;
-    found = true;
-  }
-  freeifaddrs(list);
-  if (!found && !interfaceName.empty())
-    fail(loomInvalidArgument, "LOOM_SOCKET_IFNAME='" + interfaceName + "' names no up interface with an IPv4 address");
-  return found ? chosen : htonl(INADDR_LOOPBACK);
+  const std::string host = address.toString();
+  return (address.isIpv6() ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 Socket listenTcp(const Endpoint& on, uint16_t* boundPort) {
-  Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!sock.valid()) failSystem("socket", errno);
+  Socket sock(::socket(on.address.family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!sock.valid()) failSystem("socket (to listen on " + on.toString() + ")", errno);
   int one = 1;
   setsockopt(sock.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = on.ipv4;
-  addr.sin_port = htons(on.port);
-  if (bind(sock.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+  sockaddr_storage addr{};
+  socklen_t len = toSockaddr(on.address, on.port, &addr);
+  if (bind(sock.fd(), reinterpret_cast<sockaddr*>(&addr), len) != 0)
     failSystem("cannot listen on " + on.toString(), errno);
   if (listen(sock.fd(), 1024) != 0) failSystem("listen", errno);
-  socklen_t len = sizeof(addr);
+  len = sizeof(addr);
   getsockname(sock.fd(), reinterpret_cast<sockaddr*>(&addr), &len);
-  if (boundPort != nullptr) *boundPort = ntohs(addr.sin_port);
+  uint16_t port = 0;
+  fromSockaddr(reinterpret_cast<sockaddr*>(&addr), &port);
+  if (boundPort != nullptr) *boundPort = port;
   return sock;
 }
 
 Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = to.ipv4;
-  addr.sin_port = htons(to.port);
+  sockaddr_storage addr{};
+  const socklen_t len = toSockaddr(to.address, to.port, &addr);
   int lastError = 0;
   do {
-    Socket sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!sock.valid()) failSystem("socket", errno);
-    if (::connect(sock.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    Socket sock(::socket(to.address.family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!sock.valid()) failSystem(std::string("socket (to connect to ") + what + " at " + to.toString() + ")", errno);
+    if (::connect(sock.fd(), reinterpret_cast<sockaddr*>(&addr), len) == 0) {
       int one = 1;
       setsockopt(sock.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       return sock;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/deadline.h"
+#include "bootstrap/ip_address.h"
 
 namespace loom::bootstrap {
 
@@ -34,23 +35,13 @@ class Socket {
   int fd_ = -1;
 };
 
-// An IPv4 address and port, in host byte order for the port.
+// An address and a port (host byte order).
 struct Endpoint {
-  uint32_t ipv4 = 0;  // network byte order
+  IpAddress address;
   uint16_t port = 0;
+  // "198.18.0.1:29500" or "[2001:2::1]:29500".
   std::string toString() const;
 };
-
-// Dotted text of an IPv4 address in network byte order.
-std::string ipv4Text(uint32_t ipv4);
-
-// Parses a dotted IPv4 address or resolves a host name; throws loomInvalidArgument.
-uint32_t resolveIpv4(const std::string& host, const char* what);
-
-// The address other hosts should use to reach this one: LOOM_SOCKET_IFNAME's
-// address when given (passed in), else the first up non-loopback IPv4
-// interface, else 127.0.0.1.
-uint32_t advertisedAddress(const std::string& interfaceName);
 
 // Listens on `on`'s address and port (port 0 picks a free one). Returns the
 // bound port.

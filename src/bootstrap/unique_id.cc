@@ -13,22 +13,39 @@ namespace loom::bootstrap {
 namespace {
 
 constexpr uint32_t kMagic = 0x4d4f4f4c;  // "LOOM" in little-endian memory
-constexpr uint32_t kFormat = 1;
+// 1 held an IPv4 address only; 2 holds either family.
+constexpr uint32_t kFormat = 2;
+// The family as a number of its own: AF_INET6's value differs between systems.
+constexpr uint8_t kIpv4 = 4;
+constexpr uint8_t kIpv6 = 6;
 
 struct IdFields {
   uint32_t magic;
   uint32_t format;
-  uint32_t ipv4;
+  uint8_t family;  // kIpv4 or kIpv6
+  uint8_t reserved;
   uint16_t port;
-  uint16_t reserved;
+  uint32_t scopeId;     // an IPv6 link-local address's interface on the id's host; else 0
+  uint8_t address[16];  // network order; IPv4 in the first 4, the rest 0
   Secret secret;
 };
 static_assert(sizeof(IdFields) <= sizeof(loomUniqueId));
 
+[[noreturn]] void corrupt(const std::string& why) {
+  fail(loomInvalidArgument, "the loomUniqueId " + why + ": it is corrupt");
+}
+
 }  // namespace
 
 loomUniqueId encodeUniqueId(const RendezvousAddress& address) {
-  IdFields fields{kMagic, kFormat, address.endpoint.ipv4, address.endpoint.port, 0, address.secret};
+  IdFields fields{};
+  fields.magic = kMagic;
+  fields.format = kFormat;
+  fields.family = address.endpoint.address.isIpv6() ? kIpv6 : kIpv4;
+  fields.port = address.endpoint.port;
+  fields.scopeId = address.endpoint.address.isIpv6() ? address.endpoint.address.scopeId : 0;
+  std::memcpy(fields.address, address.endpoint.address.bytes.data(), address.endpoint.address.isIpv6() ? 16 : 4);
+  fields.secret = address.secret;
   loomUniqueId id;
   std::memset(&id, 0, sizeof(id));
   std::memcpy(id.internal, &fields, sizeof(fields));
@@ -42,8 +59,20 @@ RendezvousAddress decodeUniqueId(const loomUniqueId& id) {
     fail(loomInvalidArgument,
          "the loomUniqueId was not made by loomGetUniqueId of this Loom version "
          "(was it copied whole, all 128 bytes, from the rank that created it?)");
-  if (fields.port == 0) fail(loomInvalidArgument, "the loomUniqueId holds port 0: it is corrupt");
-  return RendezvousAddress{Endpoint{fields.ipv4, fields.port}, fields.secret};
+  if (fields.family != kIpv4 && fields.family != kIpv6)
+    corrupt("holds address family " + std::to_string(fields.family) + ", neither IPv4 nor IPv6");
+  if (fields.reserved != 0) corrupt("has a reserved byte set");
+  if (fields.port == 0) corrupt("holds port 0");
+  IpAddress address;
+  address.family = fields.family == kIpv6 ? AF_INET6 : AF_INET;
+  std::memcpy(address.bytes.data(), fields.address, sizeof(fields.address));
+  if (fields.family == kIpv4) {
+    for (size_t i = 4; i < sizeof(fields.address); ++i)
+      if (fields.address[i] != 0) corrupt("holds an IPv4 address with bytes beyond its four");
+    if (fields.scopeId != 0) corrupt("holds an IPv4 address with an IPv6 scope");
+  }
+  address.scopeId = fields.scopeId;
+  return RendezvousAddress{Endpoint{address, fields.port}, fields.secret};
 }
 
 Secret randomSecret() {

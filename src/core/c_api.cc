@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "bootstrap/auth.h"
+#include "bootstrap/host_interfaces.h"
 #include "bootstrap/listen_address.h"
 #include "bootstrap/rendezvous.h"
 #include "bootstrap/socket.h"
@@ -241,9 +242,12 @@ loomResult_t loomGetUniqueId(loomUniqueId* id) {
     loom::logSettings();
     loom::bootstrap::RendezvousAddress address;
     address.secret = loom::bootstrap::randomSecret();
-    const int64_t waitForRanksMs = loom::readCommConfig(nullptr).timeoutMs;
-    address.endpoint = loom::bootstrap::startRendezvous(
-        address.secret, {loom::bootstrap::advertisedAddress(loom::socketInterfaceName()), 0}, waitForRanksMs);
+    const loom::CommConfig settings = loom::readCommConfig(nullptr);
+    const loom::bootstrap::ChosenInterface interface = loom::bootstrap::findInterface(settings.sockets);
+    address.endpoint = loom::bootstrap::startRendezvous(address.secret, {interface.address, 0}, settings.timeoutMs);
+    LOOM_INFO("BOOTSTRAP", -1,
+              "the unique id's rendezvous listens on " << interface.toString(address.endpoint.port) << " ("
+                                                       << settings.sockets.describe() << ")");
     *id = loom::bootstrap::encodeUniqueId(address);
     return loomSuccess;
   });
@@ -274,11 +278,12 @@ loomResult_t loomCommInitFromEnv(loomComm_t* comm, const loomConfig_t* config) {
     // MASTER_ADDR:MASTER_PORT can join, as with torchrun's own store.
     address.secret = loom::bootstrap::secretFromText(
         launch.secret.empty() ? launch.masterAddr + ":" + std::to_string(launch.masterPort) : launch.secret);
-    address.endpoint.ipv4 = loom::bootstrap::resolveIpv4(launch.masterAddr, "MASTER_ADDR");
+    address.endpoint.address =
+        loom::bootstrap::resolveAddress(launch.masterAddr, settings.sockets.family, "MASTER_ADDR");
     address.endpoint.port = static_cast<uint16_t>(launch.masterPort);
     if (launch.rank == 0) {
-      const uint32_t listenOn = loom::bootstrap::masterListenAddress(launch.masterAddr, address.endpoint.ipv4,
-                                                                     loom::socketInterfaceName());
+      const loom::bootstrap::IpAddress listenOn =
+          loom::bootstrap::masterListenAddress(launch.masterAddr, address.endpoint.address, settings.sockets);
       loom::bootstrap::startRendezvous(address.secret, {listenOn, address.endpoint.port}, settings.timeoutMs);
     }
     *comm = loom::registerComm(std::make_unique<Communicator>(launch.rank, launch.nranks, address, settings));

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/small_alloc.h"
+#include "bootstrap/host_interfaces.h"
 #include "bootstrap/socket.h"
 #include "collectives/window_registration.h"
 #include "core/logging.h"
@@ -104,8 +105,8 @@ std::vector<RankIdentity> Communicator::exchangeIdentities(bootstrap::Rendezvous
 
 void Communicator::connectPeers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
   if (team_.nranks == 1) return;
-  TransportSettings settings{config_.shmSlotBytes,   config_.shmSlots,      config_.crossMemoryAttach,
-                             config_.socketsPerPeer, socketInterfaceName(), config_.timeoutMs};
+  TransportSettings settings{config_.shmSlotBytes,   config_.shmSlots, config_.crossMemoryAttach,
+                             config_.socketsPerPeer, config_.sockets,  config_.timeoutMs};
   connections_ = std::make_unique<Connections>(
       team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
   team_.connections = connections_.get();
@@ -385,8 +386,8 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   if (!members.empty() && members.front().second == team_.rank) {
     bootstrap::RendezvousAddress address;
     address.secret = bootstrap::randomSecret();
-    address.endpoint = bootstrap::startRendezvous(
-        address.secret, {bootstrap::advertisedAddress(socketInterfaceName()), 0}, config.timeoutMs);
+    address.endpoint = bootstrap::startRendezvous(address.secret, {bootstrap::findInterface(config.sockets).address, 0},
+                                                  config.timeoutMs);
     loomUniqueId id = bootstrap::encodeUniqueId(address);
     idBytes.assign(id.internal, sizeof(id.internal));
   }

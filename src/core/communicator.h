@@ -63,6 +63,10 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   // Read it only between operations (tests do, after blocking calls).
   const RegisteredRegions& windows() const { return windows_; }
 
+  // How this rank reaches `peer`, as its INFO line at init says ("SHM",
+  // "TCP/eth0 (2 sockets)"), for tests that check what was chosen.
+  std::string describeLink(int peer) const { return connections_ ? connections_->describeLink(peer) : "self"; }
+
   // As ncclCommSplit; null for LOOM_SPLIT_NOCOLOR. Collective over this one.
   std::unique_ptr<Communicator> split(int color, int key, const CommConfig& config);
 

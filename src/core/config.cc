@@ -176,6 +176,7 @@ CommConfig readCommConfig(const loomConfig_t* user) {
   if (auto slots = env("LOOM_SHM_SLOTS")) config.shmSlots = parseInteger(*slots, "LOOM_SHM_SLOTS", 2, 1024);
   if (auto sockets = env("LOOM_SOCKET_NSOCKS"))
     config.socketsPerPeer = parseInteger(*sockets, "LOOM_SOCKET_NSOCKS", 1, 64);
+  config.sockets = socketRequest();  // refuses a malformed list here, before any rank waits
   if (auto transports = env("LOOM_TRANSPORTS")) {
     parseTransportFilter(*transports, "LOOM_TRANSPORTS");  // refuses unknown names here, before any rank waits
     config.transports = *transports;
@@ -221,8 +222,12 @@ std::string topologyFileFromEnvironment() {
   return env("LOOM_TOPO_FILE").value_or("");
 }
 
-std::string socketInterfaceName() {
-  return env("LOOM_SOCKET_IFNAME").value_or("");
+bootstrap::InterfaceRequest socketRequest() {
+  bootstrap::InterfaceRequest request;
+  if (auto list = env("LOOM_SOCKET_IFNAME")) request.list = bootstrap::parseInterfaceList(*list, "LOOM_SOCKET_IFNAME");
+  if (auto family = env("LOOM_SOCKET_FAMILY"))
+    request.family = bootstrap::parseAddressFamily(*family, "LOOM_SOCKET_FAMILY");
+  return request;
 }
 
 LaunchEnvironment readLaunchEnvironment() {

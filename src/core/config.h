@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/interface_choice.h"
 #include "core/logging.h"
 
 namespace loom {
@@ -53,6 +54,7 @@ struct CommConfig {
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
   std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
   int socketsPerPeer = 1;                 // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
+  bootstrap::InterfaceRequest sockets;    // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: the interface to offer
   size_t flightRecorderEntries = 32;      // LOOM_FLIGHT_RECORDER_ENTRIES: operations kept per communicator
   int dumpSignal = 0;                     // LOOM_DUMP_ON_SIGNAL: USR1 or USR2 dumps the flight recorders
 };
@@ -64,9 +66,10 @@ CommConfig readCommConfig(const loomConfig_t* user);
 // LOOM_TOPO_FILE, for tools that show what a communicator would load.
 std::string topologyFileFromEnvironment();
 
-// LOOM_SOCKET_IFNAME: the interface whose address goes into unique ids;
-// empty means the first up, non-loopback IPv4 interface.
-std::string socketInterfaceName();
+// LOOM_SOCKET_IFNAME and LOOM_SOCKET_FAMILY: which interface's address goes
+// into unique ids and where TCP listens (interface_choice.h has the rules).
+// Throws loomInvalidArgument naming a malformed variable and its value.
+bootstrap::InterfaceRequest socketRequest();
 
 // Where a rank learns its place when started by a launcher.
 struct LaunchEnvironment {

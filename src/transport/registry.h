@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/interface_choice.h"
 #include "bootstrap/rendezvous.h"
 #include "transport/identity.h"
 #include "transport/regions.h"
@@ -24,10 +25,10 @@ struct TransportSettings {
   // their peers over different transports still cut messages alike.
   size_t shmSlotBytes = 0;
   int shmSlots = 0;
-  bool crossMemoryAttach = false;  // try single-copy reads of peers' memory
-  int socketsPerPeer = 1;          // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
-  std::string socketInterface;     // LOOM_SOCKET_IFNAME: where TCP listens; empty: the first up interface
-  int64_t timeoutMs = 0;           // the communicator's timeout, for connecting
+  bool crossMemoryAttach = false;       // try single-copy reads of peers' memory
+  int socketsPerPeer = 1;               // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
+  bootstrap::InterfaceRequest sockets;  // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: where TCP listens
+  int64_t timeoutMs = 0;                // the communicator's timeout, for connecting
 };
 
 struct TransportSetup {

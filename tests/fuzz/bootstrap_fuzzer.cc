@@ -36,7 +36,7 @@ void decodeId(const uint8_t* data, size_t size) {
     // A decoded id must encode back to the same fields.
     loom::bootstrap::RendezvousAddress again =
         loom::bootstrap::decodeUniqueId(loom::bootstrap::encodeUniqueId(address));
-    if (again.endpoint.ipv4 != address.endpoint.ipv4 || again.endpoint.port != address.endpoint.port ||
+    if (!(again.endpoint.address == address.endpoint.address) || again.endpoint.port != address.endpoint.port ||
         again.secret != address.secret)
       std::abort();
     (void)address.endpoint.toString();

@@ -26,7 +26,7 @@ namespace {
 constexpr const char* kVariables[] = {
     "LOOM_TIMEOUT_MS", "LOOM_SHM_SLOT_BYTES", "LOOM_SHM_SLOTS", "LOOM_SPIN", "LOOM_YIELD_US", "LOOM_ALGO",
     "LOOM_TREE_MAX_BYTES", "LOOM_ALLPAIRS_MAX_BYTES", "LOOM_CMA", "LOOM_DIRECT_MIN_BYTES", "LOOM_TOPO_FILE",
-    "LOOM_TOPO_DUMP_FILE", "LOOM_SOCKET_IFNAME", "LOOM_SECRET", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+    "LOOM_TOPO_DUMP_FILE", "LOOM_SOCKET_IFNAME", "LOOM_SOCKET_FAMILY", "LOOM_SECRET", "RANK", "WORLD_SIZE", "LOCAL_RANK",
     "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
     "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID",
 };
@@ -103,7 +103,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const loom::Error&) {
   }
   (void)loom::topologyFileFromEnvironment();
-  (void)loom::socketInterfaceName();
+  try {
+    const loom::bootstrap::InterfaceRequest request = loom::socketRequest();
+    // A list that parsed names something, and never an empty name.
+    if (request.list && request.list->names.empty()) std::abort();
+    if (request.list)
+      for (const std::string& name : request.list->names)
+        if (name.empty()) std::abort();
+    (void)request.describe();
+  } catch (const loom::Error&) {
+  }
   try {
     loom::LaunchEnvironment launch = loom::readLaunchEnvironment();
     if (launch.rank < 0 || launch.rank >= launch.nranks || launch.masterPort < 1 || launch.masterPort > 65535)

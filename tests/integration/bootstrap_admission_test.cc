@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "bootstrap/auth.h"
 #include "bootstrap/handshake.h"
 #include "bootstrap/listen_address.h"
@@ -28,6 +29,7 @@ namespace {
 
 using bootstrap::AdmissionLimits;
 using bootstrap::Endpoint;
+using bootstrap::IpAddress;
 using bootstrap::RendezvousAddress;
 
 const uint32_t kLoopback = htonl(INADDR_LOOPBACK);
@@ -40,7 +42,8 @@ struct TestRendezvous {
 TestRendezvous startOnLoopback(const AdmissionLimits& limits) {
   TestRendezvous r;
   r.address.secret = bootstrap::randomSecret();
-  r.address.endpoint = bootstrap::startRendezvous(r.address.secret, Endpoint{kLoopback, 0}, 60000, limits);
+  r.address.endpoint =
+      bootstrap::startRendezvous(r.address.secret, Endpoint{IpAddress::ipv4(kLoopback), 0}, 60000, limits);
   r.id = bootstrap::encodeUniqueId(r.address);
   return r;
 }
@@ -220,7 +223,7 @@ TEST(AdmissionTest, RendezvousOutOfDescriptorsStillAdmitsTheRanks) {
   const Endpoint at = bootstrap::decodeUniqueId(id).endpoint;
   std::vector<int> strangers;
   for (int i = 0; i < 48; ++i) {
-    const int fd = connectTo(at.ipv4, at.port);
+    const int fd = connectTo(at.address.ipv4NetworkOrder(), at.port);
     if (fd >= 0) strangers.push_back(fd);
   }
   EXPECT_EQ(strangers.size(), 48u);
@@ -275,7 +278,8 @@ class FakeRendezvous {
     close(listener_);
   }
   loomUniqueId id() const {
-    return bootstrap::encodeUniqueId(RendezvousAddress{Endpoint{kLoopback, port_}, bootstrap::randomSecret()});
+    return bootstrap::encodeUniqueId(
+        RendezvousAddress{Endpoint{IpAddress::ipv4(kLoopback), port_}, bootstrap::randomSecret()});
   }
 
  private:
@@ -319,11 +323,36 @@ TEST(AdmissionTest, RankToldWhenTheRendezvousSpeaksAnotherVersion) {
 }
 
 TEST(ListenAddressPolicyTest, MasterAddrElsewhereFallsBackToTheNamedInterface) {
-  const uint32_t elsewhere = dotted("198.51.100.1");  // TEST-NET-2: no host's here
+  const IpAddress elsewhere = IpAddress::ipv4(dotted("198.51.100.1"));  // TEST-NET-2: no host's here
+  const IpAddress loopback = IpAddress::ipv4(kLoopback);
   EXPECT_FALSE(bootstrap::isLocalAddress(elsewhere));
-  EXPECT_TRUE(bootstrap::isLocalAddress(dotted("127.0.0.2")));
-  EXPECT_EQ(bootstrap::masterListenAddress("198.51.100.1", elsewhere, "lo"), kLoopback);
-  EXPECT_EQ(bootstrap::masterListenAddress("localhost", kLoopback, ""), kLoopback);
+  EXPECT_TRUE(bootstrap::isLocalAddress(IpAddress::ipv4(dotted("127.0.0.2"))));
+  bootstrap::InterfaceRequest lo;
+  lo.list = bootstrap::parseInterfaceList("=lo", "LOOM_SOCKET_IFNAME");
+  lo.family = bootstrap::AddressFamily::kIpv4;
+  EXPECT_EQ(bootstrap::masterListenAddress("198.51.100.1", elsewhere, lo), loopback);
+  EXPECT_EQ(bootstrap::masterListenAddress("localhost", loopback, {}), loopback);
+}
+
+TEST(ListenAddressPolicyTest, Ipv6MasterAddrListensWhereItPoints) {
+  if (!bootstrap::isLocalAddress(IpAddress::loopback(AF_INET6))) GTEST_SKIP() << "this host has no ::1";
+  const IpAddress elsewhere = *bootstrap::parseNumericAddress("2001:db8::1");  // documentation range (RFC 3849)
+  EXPECT_FALSE(bootstrap::isLocalAddress(elsewhere));
+  const IpAddress master = bootstrap::resolveAddress("[::1]", bootstrap::AddressFamily::kAny, "MASTER_ADDR");
+  EXPECT_EQ(master, IpAddress::loopback(AF_INET6));
+  EXPECT_EQ(bootstrap::masterListenAddress("[::1]", master, {}), master);
+  bootstrap::InterfaceRequest lo;
+  lo.list = bootstrap::parseInterfaceList("=lo", "LOOM_SOCKET_IFNAME");
+  lo.family = bootstrap::AddressFamily::kIpv6;
+  EXPECT_EQ(bootstrap::masterListenAddress("2001:db8::1", elsewhere, lo), IpAddress::loopback(AF_INET6));
+  try {
+    bootstrap::masterListenAddress("2001:db8::1", elsewhere, {});
+    ADD_FAILURE() << "an IPv6 MASTER_ADDR of another host was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("MASTER_ADDR='2001:db8::1' (2001:db8::1) is not an address of this host"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

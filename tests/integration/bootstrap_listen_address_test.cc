@@ -48,7 +48,7 @@ TEST(ListenAddressTest, UniqueIdRendezvousListensOnItsInterfaceOnly) {
   loomUniqueId id;
   ASSERT_EQ(loomGetUniqueId(&id), loomSuccess) << loomGetLastError();
   const bootstrap::Endpoint at = bootstrap::decodeUniqueId(id).endpoint;
-  EXPECT_EQ(at.ipv4, dotted("127.0.0.1"));
+  EXPECT_EQ(at.address, bootstrap::IpAddress::ipv4(dotted("127.0.0.1")));
   EXPECT_EQ(connectTo(dotted("127.0.0.2"), at.port), -ECONNREFUSED)
       << "the rendezvous of an id for 127.0.0.1 answers on 127.0.0.2: it listens on every interface";
   // Let the rendezvous finish instead of waiting out its timeout.

@@ -26,7 +26,8 @@ using bootstrap::RendezvousClient;
 RendezvousAddress startOnLoopback() {
   RendezvousAddress address;
   address.secret = bootstrap::randomSecret();
-  address.endpoint = bootstrap::startRendezvous(address.secret, bootstrap::Endpoint{htonl(INADDR_LOOPBACK), 0}, 60000);
+  address.endpoint = bootstrap::startRendezvous(
+      address.secret, bootstrap::Endpoint{bootstrap::IpAddress::ipv4(htonl(INADDR_LOOPBACK)), 0}, 60000);
   return address;
 }
 

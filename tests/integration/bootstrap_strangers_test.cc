@@ -67,7 +67,7 @@ TEST_P(StrangersTest, RealRanksMeetAndAWrongSecretIsToldWhy) {
   // The strangers connect first, so they are ahead of every rank.
   std::vector<int> strangers;
   for (int i = 0; i < flood.count; ++i) {
-    const int fd = connectTo(rendezvous.ipv4, rendezvous.port);
+    const int fd = connectTo(rendezvous.address.ipv4NetworkOrder(), rendezvous.port);
     ASSERT_GE(fd, 0) << "stranger " << i << " could not connect: " << std::strerror(-fd);
     strangers.push_back(fd);
     if (flood.kind == Stranger::kGarbage) {
@@ -79,7 +79,7 @@ TEST_P(StrangersTest, RealRanksMeetAndAWrongSecretIsToldWhy) {
   // ranks (after them, it would be told that every rank has joined).
   const auto start = std::chrono::steady_clock::now();
   loomUniqueId forged = id;
-  forged.internal[20] ^= 0x55;  // inside the secret
+  forged.internal[40] ^= 0x55;  // inside the secret (bytes 32 to 47 of format 2)
   InitOutcome intruder;
   std::thread([&] { intruder = initRank(forged, 0); }).join();
 

@@ -43,7 +43,7 @@ TEST(BootstrapTest, PeerWithTheWrongSecretIsRefused) {
   loomUniqueId id, forged;
   ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
   forged = id;
-  forged.internal[20] ^= 0x55;  // inside the secret
+  forged.internal[40] ^= 0x55;  // inside the secret (bytes 32 to 47 of format 2)
   loomComm_t intruder = nullptr;
   loomConfig_t quick = LOOM_CONFIG_INITIALIZER;
   quick.timeoutMs = 3000;

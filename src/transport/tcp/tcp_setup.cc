@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "base/error.h"
 #include "base/rank_list.h"
+#include "bootstrap/host_interfaces.h"
 #include "bootstrap/unique_id.h"
 #include "core/logging.h"
 #include "transport/transport.h"
@@ -61,8 +63,11 @@ Entry parseEntry(const std::string& text, int rank) {
       fail(loomRemoteError, "rank " + std::to_string(rank) + " sent a malformed TCP token at init");
     entry.token[i] = static_cast<uint8_t>(byte);
   }
-  entry.endpoint =
-      bootstrap::Endpoint{bootstrap::resolveIpv4(address, "a TCP entry's address"), static_cast<uint16_t>(port)};
+  const std::optional<bootstrap::IpAddress> numeric = bootstrap::parseNumericAddress(address);
+  if (!numeric)
+    fail(loomRemoteError, "rank " + std::to_string(rank) + " sent a TCP entry at init whose address '" +
+                              std::string(address) + "' is neither IPv4 nor IPv6");
+  entry.endpoint = bootstrap::Endpoint{*numeric, static_cast<uint16_t>(port)};
   entry.sockets = sockets;
   return entry;
 }
@@ -74,18 +79,23 @@ void setNoDelay(int fd) {
 
 }  // namespace
 
-std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceAddress) {
+std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceName) {
   const int n = setup.settings.socketsPerPeer;
   const int perPeer = kChannels * n;
   bootstrap::Socket listener;
   bootstrap::Secret token = bootstrap::randomSecret();
   std::string mine;
   if (!setup.peers.empty()) {
-    const uint32_t address = bootstrap::advertisedAddress(setup.settings.socketInterface);
+    const bootstrap::ChosenInterface interface = bootstrap::findInterface(setup.settings.sockets);
     uint16_t port = 0;
-    listener = bootstrap::listenTcp(bootstrap::Endpoint{address, 0}, &port);
-    *interfaceAddress = bootstrap::ipv4Text(address);
-    mine = *interfaceAddress + " " + std::to_string(port) + " " + hex(token) + " " + std::to_string(n);
+    listener = bootstrap::listenTcp(bootstrap::Endpoint{interface.address, 0}, &port);
+    *interfaceName = interface.name;
+    // As NCCL's "NET/Socket : Using eth0:10.0.0.1<0>": which interface and
+    // address, and what chose them, once per rank.
+    LOOM_INFO("INIT", setup.rank,
+              "TCP: using " << interface.toString(port) << " (" << setup.settings.sockets.describe() << ")");
+    // Never link-local (interface_choice.h), so the text needs no %scope.
+    mine = interface.address.toString() + " " + std::to_string(port) + " " + hex(token) + " " + std::to_string(n);
   }
   const std::vector<std::string> entries = setup.rendezvous.allGather(mine);
 

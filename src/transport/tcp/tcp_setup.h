@@ -16,8 +16,9 @@
 namespace loom::tcp {
 
 // sockets[peer index][channel * n + i] for the peers in setup.peers, in
-// that order; connected, with TCP_NODELAY. Throws naming the rank that did
-// not connect, or what was wrong with its entry.
-std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceAddress);
+// that order; connected, with TCP_NODELAY. *interfaceName: the interface
+// this rank listens on (LOOM_SOCKET_IFNAME's choice). Throws naming the rank
+// that did not connect, or what was wrong with its entry.
+std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceName);
 
 }  // namespace loom::tcp

@@ -38,7 +38,7 @@ TcpTransport::TcpTransport(const TransportSetup& setup)
       socketsPerPeer_(setup.settings.socketsPerPeer),
       slotOf_(setup.identities.size(), -1),
       stopQuietMs_(setup.settings.timeoutMs) {
-  std::vector<std::vector<bootstrap::Socket>> sockets = connectPeers(setup, &address_);
+  std::vector<std::vector<bootstrap::Socket>> sockets = connectPeers(setup, &interface_);
   if (setup.peers.empty()) return;
   const RingGeometry geometry{setup.settings.shmSlotBytes, setup.settings.shmSlots};
   std::vector<SocketLink> links;
@@ -135,7 +135,8 @@ std::string TcpTransport::peerMemoryUnavailable() const {
 }
 
 std::string TcpTransport::describe() const {
-  return "TCP/" + address_ + " (" + std::to_string(socketsPerPeer_) + (socketsPerPeer_ == 1 ? " socket)" : " sockets)");
+  return "TCP/" + interface_ + " (" + std::to_string(socketsPerPeer_) +
+         (socketsPerPeer_ == 1 ? " socket)" : " sockets)");
 }
 
 }  // namespace loom::tcp

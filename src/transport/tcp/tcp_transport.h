@@ -61,7 +61,7 @@ class TcpTransport final : public Transport {
 
   int rank_;
   int socketsPerPeer_;
-  std::string address_;      // where this rank's TCP listener was
+  std::string interface_;    // where this rank's TCP listener was: eth0
   std::vector<int> slotOf_;  // by communicator rank: index in peers_, or -1
   std::vector<Peer> peers_;
   Wakeup wakeup_;
