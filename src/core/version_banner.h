@@ -6,7 +6,7 @@
 
 namespace loom {
 
-// "Loom version 0.1.0 (RelWithDebInfo build, GNU 12.2.0, transports: shm,
+// "Loom version 0.1.0 (RelWithDebInfo build, GNU 12.2.0, transports: shm,tcp,
 // sanitizers: none; hwloc 2.9.0)".
 std::string versionBanner();
 
