@@ -9,6 +9,21 @@
 #include "base/error.h"
 
 namespace loom::bootstrap {
+namespace {
+
+// The netmask's leading one bits (getifaddrs gives the mask as an address);
+// without one, the address alone (a /32 or /128), the narrowest subnet.
+int prefixLength(const sockaddr* netmask, int family) {
+  const int full = family == AF_INET6 ? 128 : 32;
+  if (netmask == nullptr || netmask->sa_family != family) return full;
+  uint16_t ignoredPort = 0;
+  const IpAddress mask = fromSockaddr(netmask, &ignoredPort);
+  int bits = 0;
+  while (bits < full && (mask.bytes[bits / 8] & (0x80 >> (bits % 8))) != 0) ++bits;
+  return bits;
+}
+
+}  // namespace
 
 std::vector<HostInterface> upInterfaces() {
   ifaddrs* list = nullptr;
@@ -24,14 +39,14 @@ std::vector<HostInterface> upInterfaces() {
     const int family = it->ifa_addr->sa_family;
     if (family != AF_INET && family != AF_INET6) continue;
     uint16_t port = 0;
-    at->addresses.push_back(fromSockaddr(it->ifa_addr, &port));
+    at->addresses.push_back({fromSockaddr(it->ifa_addr, &port), prefixLength(it->ifa_netmask, family)});
   }
   freeifaddrs(list);
   return up;
 }
 
-ChosenInterface findInterface(const InterfaceRequest& request) {
-  return chooseInterface(upInterfaces(), request);
+ChosenInterface findInterface(const InterfaceRequest& request, const std::optional<IpAddress>& rendezvous) {
+  return chooseInterface(upInterfaces(), request, rendezvous);
 }
 
 }  // namespace loom::bootstrap

@@ -49,7 +49,8 @@ Endpoint startRendezvous(const Secret& secret, const Endpoint& listenOn, int64_t
 }
 
 RendezvousClient::RendezvousClient(const RendezvousAddress& address, int rank, int nranks, int64_t timeoutMs)
-    : rank_(rank),
+    : address_(address.endpoint.address),
+      rank_(rank),
       nranks_(nranks),
       timeoutMs_(timeoutMs),
       peerName_("the rendezvous at " + address.endpoint.toString()) {

@@ -38,11 +38,16 @@ class RendezvousClient {
   std::vector<std::string> allGather(const std::string& mine);
   void barrier() { allGather(std::string()); }
 
+  // Where the rendezvous is: the interface choice's hint (the subnet that
+  // reaches it, interface_choice.h).
+  const IpAddress& address() const { return address_; }
+
  private:
   Verdict askToJoin(const Secret& secret, const Deadline& deadline);
 
   std::mutex mutex_;  // one round at a time, even if callers race
   Socket socket_;
+  IpAddress address_;
   int rank_;
   int nranks_;
   int64_t timeoutMs_;

@@ -247,7 +247,7 @@ loomResult_t loomGetUniqueId(loomUniqueId* id) {
     address.endpoint = loom::bootstrap::startRendezvous(address.secret, {interface.address, 0}, settings.timeoutMs);
     LOOM_INFO("BOOTSTRAP", -1,
               "the unique id's rendezvous listens on " << interface.toString(address.endpoint.port) << " ("
-                                                       << settings.sockets.describe() << ")");
+                                                       << interface.why << ")");
     *id = loom::bootstrap::encodeUniqueId(address);
     return loomSuccess;
   });

@@ -386,8 +386,10 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Comm
   if (!members.empty() && members.front().second == team_.rank) {
     bootstrap::RendezvousAddress address;
     address.secret = bootstrap::randomSecret();
-    address.endpoint = bootstrap::startRendezvous(address.secret, {bootstrap::findInterface(config.sockets).address, 0},
-                                                  config.timeoutMs);
+    // On the interface this rank's TCP listens on (the parent's rendezvous
+    // is the hint), which the other members already reach.
+    const bootstrap::IpAddress listenOn = bootstrap::findInterface(config.sockets, rendezvous_->address()).address;
+    address.endpoint = bootstrap::startRendezvous(address.secret, {listenOn, 0}, config.timeoutMs);
     loomUniqueId id = bootstrap::encodeUniqueId(address);
     idBytes.assign(id.internal, sizeof(id.internal));
   }

@@ -86,14 +86,16 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
   bootstrap::Secret token = bootstrap::randomSecret();
   std::string mine;
   if (!setup.peers.empty()) {
-    const bootstrap::ChosenInterface interface = bootstrap::findInterface(setup.settings.sockets);
+    // The rendezvous's address hints at the NIC that reaches the other
+    // hosts: with LOOM_SOCKET_IFNAME unset, one on its subnet is preferred.
+    const bootstrap::ChosenInterface interface =
+        bootstrap::findInterface(setup.settings.sockets, setup.rendezvous.address());
     uint16_t port = 0;
     listener = bootstrap::listenTcp(bootstrap::Endpoint{interface.address, 0}, &port);
     *interfaceName = interface.name;
     // As NCCL's "NET/Socket : Using eth0:10.0.0.1<0>": which interface and
     // address, and what chose them, once per rank.
-    LOOM_INFO("INIT", setup.rank,
-              "TCP: using " << interface.toString(port) << " (" << setup.settings.sockets.describe() << ")");
+    LOOM_INFO("INIT", setup.rank, "TCP: using " << interface.toString(port) << " (" << interface.why << ")");
     // Never link-local (interface_choice.h), so the text needs no %scope.
     mine = interface.address.toString() + " " + std::to_string(port) + " " + hex(token) + " " + std::to_string(n);
   }
