@@ -346,6 +346,24 @@ make_host() {
   fi
 }
 
+# Until every host's links are up and running: the kernel marks a link
+# running (operstate UP) after its carrier, up to a second late when links
+# change in a burst, and Loom's interface choice, as NCCL's, skips a link
+# that is not running.
+wait_until_running() {
+  local k ns link attempt
+  for ((k = 0; k < HOSTS; k++)); do
+    ns=$(host_ns "$k")
+    for link in eth0; do
+      for ((attempt = 0; ; attempt++)); do
+        ip -n "$ns" -o link show dev "$link" | grep -q ' state UP ' && break
+        ((attempt < 50)) || return 1
+        sleep 0.1
+      done
+    done
+  done
+}
+
 # --- the hosts' processes ----------------------------------------------------------------
 
 # What runs first in a host, as PID 1 of its PID namespace: the host's own
@@ -492,6 +510,7 @@ make_bridge || setup_error "cannot make the bridge's network namespace $BRIDGE_N
 for ((k = 0; k < HOSTS; k++)); do
   make_host "$k" || setup_error "cannot make host $k (namespace $(host_ns "$k"); see the message above)"
 done
+wait_until_running || setup_error "the hosts' links did not come up and running within 5 s"
 
 mapfile -t cpus < <(usable_cpus)
 total_ranks=0
