@@ -13,7 +13,8 @@
 # still meet through shared memory). Host k runs loomrun as node k of the
 # job (--nnodes K --node-rank k) with MASTER_ADDR on host 0; --rate slows
 # every host's link with tc, so that links are slower than shared memory;
-# --ipv6 gives every eth0 an IPv6 address too, and MASTER_ADDR is host 0's.
+# --ipv6 gives every eth0 an IPv6 address too, and MASTER_ADDR is host 0's;
+# --decoy-nic puts a NIC that reaches no other host before every eth0.
 #
 # Needs root, ip and tc (iproute2), and unshare and setpriv (util-linux).
 # Every namespace is named loomh<pid of this script>-<host> (and -br for the
@@ -45,7 +46,8 @@ runs "loomrun -n M --nnodes K --node-rank k" with MASTER_ADDR on host 0.
 Each host has its own network namespace (eth0 on a bridge, an address in
 198.18.0.0/15), hostname (host<k>), /dev/shm and PID namespace, and gets
 LOOM_HOST_ID=host<k>, LOOM_SOCKET_IFNAME=eth0 (unless it is set: the
-caller's list then goes to every host) and the job's LOOM_SECRET.
+caller's list then goes to every host; with --decoy-nic, none) and the
+job's LOOM_SECRET.
 
 Options (before CMD):
   --hosts K          number of fake hosts, 1 to 64
@@ -59,6 +61,13 @@ Options (before CMD):
                      (RFC 5180's benchmarking range), without duplicate address
                      detection, and put MASTER_ADDR on host 0's IPv6 address;
                      LOOM_SOCKET_FAMILY=AF_INET6 then keeps TCP on IPv6 too
+  --decoy-nic        give each host, before eth0 in its interface order, a
+                     NIC mgmt0 (a veth pair of the host's own, mgmt0 and
+                     mgmt1, linked to nothing else) with an IPv4 address on
+                     a /24 other than eth0's, which reaches no other host:
+                     NCCL's default order alone would take it, the subnet of
+                     MASTER_ADDR picks eth0; and leave LOOM_SOCKET_IFNAME
+                     unset on the hosts unless it is set
   --timeout S        stop the job after S whole seconds, exit 124 (default 600)
   --tag-output       loomrun's: prefix every line with "[RANK] "
   --keep-going       when a host fails, let the others run to their own end
@@ -102,6 +111,7 @@ timeout_seconds=600
 tag_output=0
 keep_going=0
 ipv6=0
+decoy_nic=0
 loomrun=${LOOMRUN:-}
 
 # need_value OPTION ARGC: the option's value must be the next word.
@@ -121,6 +131,7 @@ while (($# > 0)); do
     --tag-output) tag_output=1; shift ;;
     --keep-going) keep_going=1; shift ;;
     --ipv6) ipv6=1; shift ;;
+    --decoy-nic) decoy_nic=1; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     -*) usage_error "unknown option '$1' (options go before the command; see loom-hosts.sh --help)" ;;
@@ -231,12 +242,14 @@ used_prefixes() {
 }
 
 # The first 198.18.X.0/24 or 198.19.X.0/24 that no address or route of the
-# machine touches. The hosts' addresses live in their own namespaces and
-# could not clash; the check keeps them from looking like the machine's own.
+# machine touches, other than SKIP if given. The hosts' addresses live in
+# their own namespaces and could not clash; the check keeps them from
+# looking like the machine's own.
 pick_subnet() {
-  local used=() prefix candidate base address length width mask
+  local skip=${1:-} used=() prefix candidate base address length width mask
   mapfile -t used < <(used_prefixes)
   for candidate in 198.18.{0..255} 198.19.{0..255}; do
+    [[ $candidate != "$skip" ]] || continue
     base=$(ip_to_int "$candidate.0")
     local clash=0
     for prefix in "${used[@]}"; do
@@ -330,8 +343,14 @@ make_bridge() {
 make_host() {
   local k=$1 ns
   ns=$(host_ns "$k")
-  ip netns add "$ns" &&
-    ip -n "$BRIDGE_NS" link add "h$k" type veth peer name eth0 netns "$ns" &&
+  ip netns add "$ns" || return 1
+  if ((decoy_nic)); then
+    # Made first, so that it comes first in the host's interface order.
+    ip -n "$ns" link add mgmt0 type veth peer name mgmt1 &&
+      ip -n "$ns" addr add "$decoy_subnet.$((k + 1))/24" dev mgmt0 &&
+      ip -n "$ns" link set mgmt0 up && ip -n "$ns" link set mgmt1 up || return 1
+  fi
+  ip -n "$BRIDGE_NS" link add "h$k" type veth peer name eth0 netns "$ns" &&
     ip -n "$BRIDGE_NS" link set "h$k" master br0 up &&
     ip -n "$ns" link set lo up &&
     ip -n "$ns" addr add "$subnet.$((k + 1))/24" dev eth0 || return 1
@@ -354,7 +373,7 @@ wait_until_running() {
   local k ns link attempt
   for ((k = 0; k < HOSTS; k++)); do
     ns=$(host_ns "$k")
-    for link in eth0; do
+    for link in eth0 $( ((decoy_nic)) && echo mgmt0); do
       for ((attempt = 0; ; attempt++)); do
         ip -n "$ns" -o link show dev "$link" | grep -q ' state UP ' && break
         ((attempt < 50)) || return 1
@@ -418,7 +437,7 @@ start_host() {
   # survives the execs into ip and unshare). --kill-child: unshare's death
   # kills the host's PID 1, and with it the whole PID namespace.
   MACHINE_NS_uts=$(readlink /proc/self/ns/uts) MACHINE_NS_mnt=$(readlink /proc/self/ns/mnt) \
-    LOOM_HOST_ID=host$k LOOM_SOCKET_IFNAME=${LOOM_SOCKET_IFNAME:-eth0} LOOM_SECRET=$secret \
+    LOOM_HOST_ID=host$k LOOM_SOCKET_IFNAME=$ifname LOOM_SECRET=$secret \
     setpriv --pdeathsig KILL -- \
     ip netns exec "$ns" \
     unshare --uts --mount --pid --fork --kill-child --mount-proc -- \
@@ -488,6 +507,13 @@ trap 'on_signal HUP' HUP
 sweep_stale_namespaces
 subnet=$(pick_subnet) || setup_error "every 198.18.X.0/24 and 198.19.X.0/24 is used on this machine; loom-hosts needs one free"
 master_addr=$subnet.1
+# Loom reads an empty LOOM_SOCKET_IFNAME as unset.
+ifname=${LOOM_SOCKET_IFNAME:-eth0}
+decoy_subnet=""
+if ((decoy_nic)); then
+  ifname=${LOOM_SOCKET_IFNAME:-}
+  decoy_subnet=$(pick_subnet "$subnet") || setup_error "--decoy-nic: no second 198.18.X.0/24 or 198.19.X.0/24 is free on this machine"
+fi
 subnet6=0
 if ((ipv6)); then
   [[ -e /proc/net/if_inet6 ]] || setup_error "--ipv6 needs IPv6, which this kernel does not offer (booted with ipv6.disable=1?)"
