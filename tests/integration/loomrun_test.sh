@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Integration test for tools/loomrun: environment, several nodes,
-# --tag-output, failure handling, bad usage, --timeout and signal forwarding.
+# Integration test for tools/loomrun: environment, several nodes, the
+# master's free port, --tag-output, failure handling, bad usage, --timeout and signal forwarding.
 #
 # Usage: loomrun_test.sh /path/to/loomrun
 set -euo pipefail
@@ -113,6 +113,32 @@ for r in 0 1; do
   grep -qx "$r ${node_cpus[$((r % ${#node_cpus[@]}))]}" "$WORK/stdout" || fail "nodes: local rank $r is bound elsewhere: $(cat "$WORK/stdout")"
 done
 pass "several nodes"
+
+# --- 1c. the free port is probed where rank 0 will listen ------------------------------
+# One node picks MASTER_PORT free on MASTER_ADDR's own address and family:
+# with an IPv6 master, on ::1, not on 127.0.0.1. In a network namespace
+# whose loopback has ::1 and no 127.0.0.1 (an IPv6-only host), a probe of
+# 127.0.0.1 cannot even bind.
+if [[ -e /proc/net/if_inet6 && $(cat /proc/sys/net/ipv6/conf/default/disable_ipv6) == 0 ]]; then
+  run_loomrun -n 2 --master-addr ::1 -- sh -c 'echo $MASTER_ADDR $MASTER_PORT'
+  expect_status 0 "IPv6 master"
+  [[ $(sort -u "$WORK/stdout") =~ ^::1\ [0-9]+$ ]] || fail "IPv6 master: expected one '::1 PORT', got: $(cat "$WORK/stdout")"
+  if command -v ip >/dev/null && unshare -n true 2>/dev/null; then
+    STATUS=0
+    # shellcheck disable=SC2016  # expanded by the inner shells
+    timeout -s KILL 20 unshare -n sh -c 'ip link set lo up && ip addr del 127.0.0.1/8 dev lo && exec "$@"' sh \
+      "$LOOMRUN" -n 2 --master-addr '[::1]' -- sh -c 'echo $MASTER_ADDR $MASTER_PORT' >"$WORK/stdout" 2>"$WORK/stderr" ||
+      STATUS=$?
+    expect_status 0 "IPv6 master on a host without IPv4 loopback"
+    [[ $(sort -u "$WORK/stdout") =~ ^\[::1\]\ [0-9]+$ ]] ||
+      fail "IPv6 master on a host without IPv4 loopback: expected one '[::1] PORT', got: $(cat "$WORK/stdout")"
+  else
+    echo "SKIP: IPv6 master without IPv4 loopback: needs ip and a network namespace (unshare -n)"
+  fi
+  pass "free port probed on the master's family"
+else
+  echo "SKIP: free port probed on the master's family: IPv6 is off here"
+fi
 
 # --- 2. --tag-output -------------------------------------------------------------
 # The "slow" line arrives in two writes and must still come out whole; the

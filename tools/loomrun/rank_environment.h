@@ -27,10 +27,13 @@ struct JobEnvironment {
 // the secret where the options leave them to loomrun. Throws LaunchError.
 JobEnvironment makeJobEnvironment(const Options& options);
 
-// The port is free when we look, and the ranks bind it moments later; the
-// kernel does not hand out a port it just gave us again soon, which is the
-// same bet torchrun makes. Throws LaunchError.
-std::string pickFreePort();
+// A port free where rank 0 will listen: on masterAddr (an IPv4 or IPv6
+// address or a host name, resolved as Loom resolves MASTER_ADDR), or, when
+// that is not this host's, on every address of its family. The port is
+// free when we look, and the ranks bind it moments later; the kernel does
+// not hand out a port it just gave us again soon, which is the same bet
+// torchrun makes. Throws LaunchError.
+std::string pickFreePort(const std::string& masterAddr);
 
 // 128 bits from the kernel's CSPRNG, as hex so it travels in the
 // environment. Throws LaunchError.
