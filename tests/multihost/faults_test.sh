@@ -80,11 +80,15 @@ wait_job() {
 
 ns() { echo "loomh${hosts_pid}-$1"; }
 
-# The pid (as seen from here) of rank $1 of the job, found by its RANK.
+# The pid (as seen from here) of rank $1 of the job, on host $2, found by
+# its RANK among that host's processes only: other jobs on this machine
+# (other fake hosts, other tests, benchmarks) run the same program with the
+# same RANKs, and must never be killed.
 rank_pid() {
   local pid
   # The program itself, not the shell around it (comm: 15 characters).
-  for pid in $(pgrep -x "$(basename "$PERF" | cut -c1-15)"); do
+  for pid in $(ip netns pids "$(ns "$2")" 2>/dev/null); do
+    [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$(basename "$PERF" | cut -c1-15)" ]] || continue
     if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "RANK=$1"; then
       echo "$pid"
       return 0
@@ -111,7 +115,7 @@ for case_name in "${cases[@]}"; do
   started=$(date +%s)
   case $case_name in
     rank-killed)
-      victim=$(rank_pid 3) || fail "cannot find rank 3's process"
+      victim=$(rank_pid 3 1) || fail "cannot find rank 3's process on host 1"
       kill -KILL "$victim"
       wait_job
       for rank in 0 1 2; do expect_failure "$rank" 'rank 3'; done
