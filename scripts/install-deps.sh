@@ -16,6 +16,7 @@ packages=(
   python3
   iproute2                      # ip and tc: scripts/loom-hosts.sh's fake hosts (tests/multihost)
   libgloo-dev gnuplot-nox       # perf/compare: the Gloo peer and the plots
+  iperf3                        # perf/compare-hosts: the raw TCP probe between fake hosts
 )
 
 missing=()

@@ -16,6 +16,11 @@
 # --ipv6 gives every eth0 an IPv6 address too, and MASTER_ADDR is host 0's;
 # --decoy-nic puts a NIC that reaches no other host before every eth0.
 #
+# --driver keeps the hosts up, idle, while CMD runs on the machine itself
+# and drives them: it runs programs in host k with "loom-hosts.sh --on k",
+# and a launcher that the hosts must reach (mpirun) from the bridge's
+# namespace, which then has an address of its own (perf/compare-hosts).
+#
 # Needs root, ip and tc (iproute2), and unshare and setpriv (util-linux).
 # Every namespace is named loomh<pid of this script>-<host> (and -br for the
 # bridge): all are removed when the script ends, and those of a run that was
@@ -40,6 +45,8 @@ usage() {
   cat <<'EOF'
 Usage: loom-hosts.sh --hosts K -n M [options] [--] CMD [ARGS...]
        loom-hosts.sh --ranks M0,M1,... [options] [--] CMD [ARGS...]
+       loom-hosts.sh --hosts K --driver [options] [--] CMD [ARGS...]
+       loom-hosts.sh --on K [--] CMD [ARGS...]      (inside a --driver's CMD)
 
 Make K fake hosts on this machine and run CMD across them as one job: host k
 runs "loomrun -n M --nnodes K --node-rank k" with MASTER_ADDR on host 0.
@@ -75,6 +82,18 @@ Options (before CMD):
                      fault report); the exit status is still the first failure's
   --loomrun PATH     the loomrun to use (default: $LOOMRUN, else this
                      checkout's build/tools/loomrun, else loomrun on PATH)
+  --driver           run no job in the hosts: keep them up, idle, while CMD
+                     runs on this machine (not in a host) and drives them,
+                     within --timeout. CMD gets LOOM_HOSTS_ADDRESSES (host
+                     k's address is word k+1), LOOM_HOSTS_BRIDGE (the
+                     bridge's namespace, where br0 has the address .254 of
+                     the hosts' subnet: run there, with "ip netns exec", what
+                     the hosts must reach, such as mpirun), LOOM_SECRET, and
+                     LOOM_HOSTS_NAMESPACES and LOOM_HOSTS_PIDS for --on
+  --on K             run CMD in host K (0 to K-1) of the --driver run whose
+                     CMD this is: in its network, UTS, mount and PID
+                     namespaces, in this directory, with LOOM_HOST_ID=host<K>
+                     and LOOM_SOCKET_IFNAME=eth0; exits with CMD's status
   -h, --help         print this help and exit
 
 Ranks of different hosts are pinned to different CPUs while the CPUs go
@@ -82,7 +101,7 @@ round; with more ranks than CPUs, ranks are not pinned at all.
 
 Exit status: 0 if every host's loomrun exited 0; otherwise the status of the
 first that failed; 124 on timeout; 128+S on signal S; 2 for bad usage; 1 if
-the hosts could not be made.
+the hosts could not be made. With --driver, CMD's status (124 on timeout).
 EOF
 }
 
@@ -96,12 +115,47 @@ setup_error() {
   exit 1
 }
 
+# --- --on K: one command in a host of the enclosing --driver run --------------------
+
+# on_host K [--] CMD...: enters host K's namespaces (its PID 1, named by the
+# driver's LOOM_HOSTS_PIDS, must still be in host K's network namespace: a
+# PID may have been reused) and execs CMD there. nsenter forks into the PID
+# namespace and waits for CMD; CMD is in its process group, so whoever
+# kills that group kills CMD, and the host's end kills whatever CMD leaves.
+on_host() {
+  local k=$1 pids=() namespaces=() ns
+  shift
+  [[ ${1:-} == -- ]] && shift
+  (($# > 0)) || usage_error "--on $k needs a command to run in host $k"
+  [[ -n ${LOOM_HOSTS_PIDS:-} && -n ${LOOM_HOSTS_NAMESPACES:-} ]] ||
+    usage_error "--on runs a command in a host of a 'loom-hosts.sh --driver' run, from that run's command; LOOM_HOSTS_PIDS is not set here"
+  read -r -a pids <<<"$LOOM_HOSTS_PIDS"
+  read -r -a namespaces <<<"$LOOM_HOSTS_NAMESPACES"
+  whole_number "$k" 0 $((${#pids[@]} - 1)) ||
+    usage_error "--on needs a host number from 0 to $((${#pids[@]} - 1)), not '$k'"
+  k=$((10#$k))
+  [[ $(id -u) -eq 0 ]] || setup_error "--on needs root: it enters host $k's namespaces"
+  command -v nsenter >/dev/null || setup_error "needs 'nsenter', which is not installed (Debian package util-linux)"
+  ns=$(ip netns identify "${pids[k]}" 2>/dev/null)
+  [[ -n $ns && $ns == "${namespaces[k]}" ]] ||
+    setup_error "host $k (namespace ${namespaces[k]}) is gone: its PID 1, ${pids[k]}, is not in it"
+  export LOOM_HOST_ID=host$k LOOM_SOCKET_IFNAME=eth0
+  exec nsenter --target "${pids[k]}" --net --uts --mount --pid \
+    --wd="$PWD" -- "$@"
+}
+
 # --- the command line ---------------------------------------------------------
 
 # whole_number TEXT LOW HIGH: TEXT is a whole number from LOW to HIGH.
 whole_number() {
   [[ $1 =~ ^[0-9]{1,9}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3))
 }
+
+# --on is a mode of its own: it makes nothing.
+if [[ ${1:-} == --on ]]; then
+  (($# >= 2)) || usage_error "option --on needs a host number"
+  on_host "${@:2}"
+fi
 
 hosts=""
 per_host=""
@@ -112,6 +166,7 @@ tag_output=0
 keep_going=0
 ipv6=0
 decoy_nic=0
+driver=0
 loomrun=${LOOMRUN:-}
 
 # need_value OPTION ARGC: the option's value must be the next word.
@@ -132,6 +187,8 @@ while (($# > 0)); do
     --keep-going) keep_going=1; shift ;;
     --ipv6) ipv6=1; shift ;;
     --decoy-nic) decoy_nic=1; shift ;;
+    --driver) driver=1; shift ;;
+    --on) usage_error "--on K comes first, alone: loom-hosts.sh --on K -- CMD (from a --driver's command)" ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     -*) usage_error "unknown option '$1' (options go before the command; see loom-hosts.sh --help)" ;;
@@ -142,7 +199,14 @@ command=("$@")
 
 # counts[k]: ranks on host k.
 counts=()
-if [[ -n $per_host && -n $ranks_list ]]; then
+if ((driver)); then
+  # No job: one idle process per host. -n and --ranks would mean nothing.
+  [[ -z $per_host && -z $ranks_list ]] ||
+    usage_error "--driver runs no job in the hosts: give --hosts K, not -n or --ranks (the driver launches its own)"
+  [[ -n $hosts ]] || usage_error "the number of hosts is missing; pass it as --hosts K"
+  whole_number "$hosts" 1 $MAX_HOSTS || usage_error "--hosts needs a whole number from 1 to $MAX_HOSTS, not '$hosts'"
+  for ((k = 0; k < 10#$hosts; k++)); do counts+=(1); done
+elif [[ -n $per_host && -n $ranks_list ]]; then
   usage_error "give either -n (the same on every host) or --ranks (one count per host), not both"
 elif [[ -n $ranks_list ]]; then
   IFS=, read -r -a counts <<<"$ranks_list"
@@ -212,7 +276,10 @@ for tool in ip:iproute2 tc:iproute2 unshare:util-linux setpriv:util-linux taskse
   command -v "${tool%%:*}" >/dev/null ||
     setup_error "needs '${tool%%:*}', which is not installed (Debian package ${tool#*:})"
 done
-if [[ -z $loomrun ]]; then
+((driver)) && { command -v nsenter >/dev/null || setup_error "needs 'nsenter', which is not installed (Debian package util-linux)"; }
+if ((driver)); then
+  : # the driver launches what it needs
+elif [[ -z $loomrun ]]; then
   repo_loomrun=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build/tools/loomrun
   if [[ -x $repo_loomrun ]]; then
     loomrun=$repo_loomrun
@@ -220,10 +287,12 @@ if [[ -z $loomrun ]]; then
     loomrun=$(command -v loomrun) || setup_error "cannot find loomrun: build it (bash scripts/build.sh), or pass --loomrun PATH"
   fi
 fi
-[[ -x $loomrun && ! -d $loomrun ]] || setup_error "--loomrun '$loomrun' is not an executable file"
-# The hosts start elsewhere (their own mount namespace, CMD's directory):
-# absolute paths keep meaning the same file.
-loomrun=$(realpath "$loomrun")
+if ((!driver)); then
+  [[ -x $loomrun && ! -d $loomrun ]] || setup_error "--loomrun '$loomrun' is not an executable file"
+  # The hosts start elsewhere (their own mount namespace, CMD's directory):
+  # absolute paths keep meaning the same file.
+  loomrun=$(realpath "$loomrun")
+fi
 
 # --- addresses ------------------------------------------------------------------------
 
@@ -422,7 +491,7 @@ usable_cpus() {
 # start_host K CPUS: host K's loomrun, in its namespaces. CPUS (a taskset
 # list) or "" for unpinned ranks.
 start_host() {
-  local k=$1 cpus=$2 ns pin=() options=()
+  local k=$1 cpus=$2 ns pin=() options=() run=()
   ns=$(host_ns "$k")
   options=(-n "$counts_text" --nnodes "$HOSTS" --node-rank "$k" --master-addr "$master_addr"
     --master-port "$MASTER_PORT" --timeout "$timeout_seconds")
@@ -433,6 +502,9 @@ start_host() {
   else
     options+=(--bind-to none)
   fi
+  run=("$loomrun" "${options[@]}" -- "${command[@]}")
+  # --driver: the host's PID 1 idles until the script ends it.
+  ((driver)) && run=(sleep infinity)
   # setpriv: the host dies with this script, even by SIGKILL (the signal
   # survives the execs into ip and unshare). --kill-child: unshare's death
   # kills the host's PID 1, and with it the whole PID namespace.
@@ -441,7 +513,7 @@ start_host() {
     setpriv --pdeathsig KILL -- \
     ip netns exec "$ns" \
     unshare --uts --mount --pid --fork --kill-child --mount-proc -- \
-    "${pin[@]}" bash -c "$HOST_INIT" "host$k" "$loomrun" "${options[@]}" -- "${command[@]}" &
+    "${pin[@]}" bash -c "$HOST_INIT" "host$k" "${run[@]}" &
   host_pids[k]=$!
 }
 
@@ -482,6 +554,8 @@ kill_hosts() {
 cleanup() {
   local status=$?
   trap - EXIT INT TERM HUP
+  # What the driver left running on this machine goes with it.
+  [[ -n ${driver_pid:-} ]] && kill -KILL -- "-$driver_pid" 2>/dev/null
   kill_hosts
   wait 2>/dev/null
   local ns
@@ -501,6 +575,69 @@ trap cleanup EXIT
 trap 'on_signal INT' INT
 trap 'on_signal TERM' TERM
 trap 'on_signal HUP' HUP
+
+# --- --driver: CMD on this machine, the hosts idle --------------------------------------------
+
+driver_pid=""
+
+# run_driver: waits until every host is up, then runs CMD in a process
+# group of its own (a session: setsid), passes signals on to that group,
+# stops it at the timeout, and exits with its status.
+run_driver() {
+  local k pid tries addresses=() pids=() namespaces=()
+  # A host is up once its PID 1 has named the host, mounted its /dev/shm
+  # and become the idle "sleep"; 20 s at most.
+  for ((k = 0; k < HOSTS; k++)); do
+    pid=""
+    for ((tries = 0; tries < 100; tries++)); do
+      pid=$(host_loomrun_pid "$k")
+      [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == sleep ]] && break
+      pid=""
+      kill -0 "${host_pids[k]}" 2>/dev/null || setup_error "host $k ended while it started (see the message above)"
+      sleep 0.2
+    done
+    [[ -n $pid ]] || setup_error "host $k was not up within 20 s"
+    pids+=("$pid")
+    addresses+=("$subnet.$((k + 1))")
+    namespaces+=("$(host_ns "$k")")
+  done
+  export LOOM_HOSTS_ADDRESSES="${addresses[*]}" LOOM_HOSTS_PIDS="${pids[*]}"
+  export LOOM_HOSTS_NAMESPACES="${namespaces[*]}" LOOM_HOSTS_BRIDGE=$BRIDGE_NS LOOM_SECRET=$secret
+  say "bridge $subnet.254 (namespace $BRIDGE_NS); running the driver on this machine"
+  # A background child of this script does not lead its process group, so
+  # setsid makes the session without forking: $! is CMD, and leads it.
+  setsid -- "${command[@]}" &
+  driver_pid=$!
+
+  local exit_status="" deadline=$((SECONDS + timeout_seconds)) stop_deadline="" timed_out="" status=0
+  while kill -0 "$driver_pid" 2>/dev/null; do
+    if [[ $stop_signal == again ]]; then
+      say "received a second signal; killing the driver"
+      kill -KILL -- "-$driver_pid" 2>/dev/null
+    elif [[ -n $stop_signal && $stop_signal != handled ]]; then
+      say "received SIG$stop_signal; passing it on to the driver"
+      [[ -n $exit_status ]] || exit_status=$((128 + $(kill -l "$stop_signal")))
+      kill "-$stop_signal" -- "-$driver_pid" 2>/dev/null
+      stop_deadline=$((SECONDS + STOP_GRACE_SECONDS))
+      stop_signal=handled
+    fi
+    if [[ -z $timed_out ]] && ((SECONDS >= deadline)); then
+      say "timed out after $timeout_seconds s with the driver still running; stopping it"
+      [[ -n $exit_status ]] || exit_status=124
+      kill -TERM -- "-$driver_pid" 2>/dev/null
+      stop_deadline=$((SECONDS + STOP_GRACE_SECONDS))
+      timed_out=1
+    fi
+    if [[ -n $stop_deadline ]] && ((SECONDS >= stop_deadline)); then
+      say "the driver did not stop within $STOP_GRACE_SECONDS s; killing it"
+      kill -KILL -- "-$driver_pid" 2>/dev/null
+      stop_deadline=""
+    fi
+    sleep 0.2
+  done
+  wait "$driver_pid" || status=$?
+  exit "${exit_status:-$status}"
+}
 
 # --- main ---------------------------------------------------------------------------------
 
@@ -533,6 +670,12 @@ for count in "${counts[@]}"; do ((count == counts[0])) || uniform=0; done
 ((uniform)) && counts_text=${counts[0]}
 
 make_bridge || setup_error "cannot make the bridge's network namespace $BRIDGE_NS (see ip's message above)"
+if ((driver)); then
+  # Where the driver runs what the hosts must reach (mpirun): the bridge's
+  # own address, after every host's.
+  ip -n "$BRIDGE_NS" addr add "$subnet.254/24" dev br0 ||
+    setup_error "cannot give the bridge the address $subnet.254 (see ip's message above)"
+fi
 for ((k = 0; k < HOSTS; k++)); do
   make_host "$k" || setup_error "cannot make host $k (namespace $(host_ns "$k"); see the message above)"
 done
@@ -560,11 +703,17 @@ for ((k = 0; k < HOSTS; k++)); do
   line+=" ranks $first_rank"
   ((last_rank > first_rank)) && line+="-$last_rank"
   line+=" cpus ${host_cpus:-unpinned} (namespace $(host_ns "$k")"
+  if ((driver)); then
+    host_cpus="" # the driver pins what it runs
+    line="host$k $subnet.$((k + 1)) (namespace $(host_ns "$k")"
+  fi
   [[ -n $rate ]] && line+=", link $rate"
   say "$line)"
   start_host "$k" "$host_cpus"
   first_rank=$((last_rank + 1))
 done
+
+((driver)) && run_driver # exits
 
 # Reap hosts as they end. The first failure decides the status and stops
 # the others (unless --keep-going); every turn sleeps 0.2 s, and the

@@ -1,5 +1,7 @@
 // Tiny nccl-tests-style benchmark of Gloo collectives (the Debian libgloo-dev
 // C++ library, TCP transport over 127.0.0.1), the Gloo column of perf/compare.
+// With GLOO_SOCKET_IFNAME set (PyTorch's name for it) the ranks use that
+// interface's address instead, as across hosts (perf/compare-hosts).
 //
 //   loomrun -n N gloo_collectives -c allreduce|allgather|reducescatter
 //           [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-C 0|1] [-s STORE_DIR]
@@ -180,7 +182,13 @@ int main(int argc, char** argv) {
 
   try {
     gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    if (ifname && *ifname) {
+      attr.iface = ifname;
+      attr.ai_family = AF_INET;  // not the interface's link-local IPv6 address
+    } else {
+      attr.hostname = "127.0.0.1";
+    }
     auto dev = gloo::transport::tcp::CreateDevice(attr);
     gloo::rendezvous::FileStore store(storeDir);
     auto rctx = std::make_shared<gloo::rendezvous::Context>(rank, nranks);

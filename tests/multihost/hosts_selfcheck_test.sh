@@ -2,9 +2,10 @@
 # Self-checks of scripts/loom-hosts.sh, the fake-host harness (not of Loom):
 # each host sees only its own address, /dev/shm, hostname and processes;
 # host 0 and host 1 talk over the bridge; --rate really limits the link;
-# the first failure decides the status; --timeout bounds a job; and every
+# the first failure decides the status; --timeout bounds a job; every
 # namespace goes away after a normal end and, swept by the next run, after
-# the script was killed with SIGKILL.
+# the script was killed with SIGKILL; and --driver keeps the hosts up while
+# a command outside them enters them with --on.
 #
 # Usage: hosts_selfcheck_test.sh /path/to/loom-hosts.sh /path/to/loomrun
 set -euo pipefail
@@ -156,9 +157,44 @@ wait_hosts
 [[ -z $(namespaces_of "$killed") ]] || fail "the next run did not sweep $(namespaces_of "$killed")"
 pass "after SIGKILL the hosts die, and the next run sweeps the namespaces"
 
-# --- 7. bad input: one sentence, status 2 ------------------------------------------------------------
+# --- 7. --driver: the hosts idle while a command outside drives them through --on ---------------
+# The driver runs host_probe.sh in each host, as a loomrun would, and
+# exits 5: the isolation holds as in 1, the status is the driver's.
+# shellcheck disable=SC2016  # expanded by the driver's shell
+hosts --hosts 2 --driver --timeout 40 -- bash -c '
+  read -r -a addresses <<<"$LOOM_HOSTS_ADDRESSES"
+  for k in 0 1; do
+    GROUP_RANK=$k RANK=$k WORLD_SIZE=2 MASTER_ADDR=${addresses[0]} MASTER_PORT=29500 \
+      bash "$0" --on $k -- "$1" &
+  done
+  wait
+  echo "outside: $(readlink /proc/self/ns/net) $(ip netns identify $$)"
+  exit 5' "$HOSTS_SCRIPT" "$HERE/host_probe.sh"
+wait_hosts
+[[ $STATUS -eq 5 ]] || fail "driver: expected the driver's status 5, got $STATUS"
+subnet=$(sed -nE 's/^loom-hosts: host0 ([0-9.]+)\.1 .*/\1/p' "$WORK/err")
+[[ $subnet =~ ^198\.1[89]\.[0-9]+$ ]] || fail "driver: no host0 line with an address in 198.18.0.0/15 on stderr"
+grep -q "^loom-hosts: bridge $subnet.254 " "$WORK/err" || fail "driver: the bridge's address is not $subnet.254"
+[[ $(value "outside: ") == "$(readlink /proc/self/ns/net) " ]] || fail "driver: did not run in the machine's network namespace"
+for k in 0 1; do
+  h=host$k
+  [[ $(value "$h hostname: ") == "$h" ]] || fail "driver: --on $k: hostname is not $h"
+  read -r host_id ifname secret _ <<<"$(value "$h env: ")"
+  [[ $host_id == "$h" && $ifname == eth0 && $secret =~ ^[0-9a-f]{32}$ ]] ||
+    fail "driver: --on $k: LOOM_HOST_ID, LOOM_SOCKET_IFNAME or LOOM_SECRET wrong"
+  [[ $(value "$h addresses: ") == "lo=127.0.0.1/8 eth0=$subnet.$((k + 1))/24 " ]] ||
+    fail "driver: --on $k: sees addresses other than its host's: $(value "$h addresses: ")"
+  [[ $(value "$h shm files: ") == "loom-hosts-mark-$h" ]] || fail "driver: --on $k: /dev/shm is not the host's own"
+  [[ $(value "$h pid 1: ") == sleep ]] || fail "driver: --on $k: not in the host's PID namespace"
+done
+[[ $(value "host0 heard: ") == "hello from host1 from $subnet.2" ]] || fail "driver: host0 did not hear host1"
+[[ -z $(namespaces_of "$PID") ]] || fail "namespaces left after a driver run"
+pass "--driver keeps the hosts up, --on enters them, the driver's status is the script's"
+
+# --- 8. bad input: one sentence, status 2 ------------------------------------------------------------
 for args in "--hosts 0 -n 1 true" "--hosts 2 true" "--hosts 2 -n 1 --rate fast true" "--ranks 1,,2 true" \
-  "--hosts 3 --ranks 1,2 true" "--hosts 2 -n 1 --timeout 0 true" "--hosts 2 -n 1" "--hosts 2 -n 1 --frobnicate true"; do
+  "--hosts 3 --ranks 1,2 true" "--hosts 2 -n 1 --timeout 0 true" "--hosts 2 -n 1" "--hosts 2 -n 1 --frobnicate true" \
+  "--hosts 2 -n 1 --driver true" "--on 0 true" "--hosts 2 -n 1 --on 0 true"; do
   # shellcheck disable=SC2086
   hosts $args
   wait_hosts
