@@ -22,10 +22,20 @@ namespace loom {
 namespace {
 
 // Spinning helps only when the rank being waited for has a core of its own.
-int chooseSpinIterations(const CommConfig& config, int localRanks) {
+// A TCP peer's bytes are moved by this rank's own progress thread: spinning
+// or yielding would take the CPU it needs (perf record across fake hosts:
+// 29,000 context switches a second, 2 x 1 AllReduce of 64 MiB 0.72 GB/s
+// against 0.85 without, 8 B 150 us against 110; docs/PERF.md).
+int chooseSpinIterations(const CommConfig& config, int localRanks, bool dataThread) {
   if (config.spinIterations >= 0) return config.spinIterations;
+  if (dataThread) return 0;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   return localRanks > cores ? 50 : 2000;
+}
+
+int64_t chooseYieldMicros(const CommConfig& config, bool dataThread) {
+  if (config.yieldMicros >= 0) return config.yieldMicros;
+  return dataThread ? 0 : 1000;
 }
 
 // Detecting the machine takes tens of milliseconds: do it once per process
@@ -81,11 +91,12 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
   team_.tuning.directMinBytes = config.directMinBytes;
   team_.tuning.treeMaxBytes = config.treeMaxBytes;
-  spinIterations_ = chooseSpinIterations(config, nranks);
-  yieldMicros_ = config.yieldMicros;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
   std::vector<RankIdentity> identities = exchangeIdentities(*rendezvous_);
   connectPeers(identities, *rendezvous_);
+  const bool dataThread = connections_ && connections_->anyDataThread();
+  spinIterations_ = chooseSpinIterations(config, nranks, dataThread);
+  yieldMicros_ = chooseYieldMicros(config, dataThread);
   placeMembers(identities, *rendezvous_);
   EngineSettings engine{nranks, spinIterations_, yieldMicros_, config.timeoutMs, &aborted_};
   engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->doorbell() : ownDoorbell_, engine);

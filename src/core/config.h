@@ -44,7 +44,7 @@ struct CommConfig {
   size_t shmSlotBytes = 128 * 1024;       // LOOM_SHM_SLOT_BYTES
   int shmSlots = 8;                       // LOOM_SHM_SLOTS
   int spinIterations = -1;                // LOOM_SPIN; -1: chosen from cores vs ranks
-  int64_t yieldMicros = 1000;             // LOOM_YIELD_US: time spent yielding before a futex sleep
+  int64_t yieldMicros = -1;               // LOOM_YIELD_US: time spent yielding before a futex sleep; -1: chosen
   std::string algorithm;                  // LOOM_ALGO: "", "ring", "allpairs", "direct" or "tree"
   std::string topoFile;                   // LOOM_TOPO_FILE: NCCL or hwloc XML instead of detection
   std::string topoDumpFile;               // LOOM_TOPO_DUMP_FILE: write what was detected (NCCL XML)

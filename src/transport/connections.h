@@ -39,6 +39,12 @@ class Connections {
   // How `peer` is reached, for logs: "SHM", "TCP/10.0.0.1 (2 sockets)".
   std::string describeLink(int peer) const { return byPeer_[peer] != nullptr ? byPeer_[peer]->describe() : "self"; }
   int kindOf(int peer) const { return kindOf_[peer]; }
+  // Some peer's data moves on a transport's own thread (tcp).
+  bool anyDataThread() const {
+    for (const auto& transport : transports_)
+      if (transport->movesDataOnItsOwnThread()) return true;
+    return false;
+  }
 
   // Where this rank's engine sleeps: the doorbell peers ring. (With one
   // transport kind, shm, it lives in this rank's status page.)

@@ -41,6 +41,9 @@ class Transport {
   // happens on a thread of its own (tcp) rings it when a watched connection
   // moves. Called once, after every transport is set up.
   virtual void useDoorbell(Doorbell* /*engine*/) {}
+  // Whether this transport's data moves on a thread of its own (tcp), which
+  // needs the CPU a waiting engine would otherwise spin on.
+  virtual bool movesDataOnItsOwnThread() const { return false; }
 
   // The arrival board: each rank announces the collective it starts (its
   // number, and the call's arguments), so a rank left waiting can say which

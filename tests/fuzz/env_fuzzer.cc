@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     loom::CommConfig c = loom::readCommConfig(haveConfig ? &config : nullptr);
     // The documented ranges (README's table) are what the rest of Loom relies on.
     if (c.timeoutMs < 1 || c.shmSlotBytes < 4096 || c.shmSlotBytes > (64u << 20) || c.shmSlotBytes % 64 != 0 ||
-        c.shmSlots < 2 || c.shmSlots > 1024 || c.yieldMicros < 0)
+        c.shmSlots < 2 || c.shmSlots > 1024 || c.yieldMicros < -1)
       std::abort();
   } catch (const loom::Error&) {
   }

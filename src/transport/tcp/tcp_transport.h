@@ -37,6 +37,7 @@ class TcpTransport final : public Transport {
   RecvConnection& recvFrom(int peer, Channel channel) override { return *at(peer).recv[index(channel)]; }
   Doorbell* doorbell() override { return nullptr; }
   void useDoorbell(Doorbell* engine) override;
+  bool movesDataOnItsOwnThread() const override { return true; }
   void announceCollectiveStarted(const CollectiveCall& call) override;
   int64_t collectivesStartedBy(int peer) const override;
   void announceFailure(const std::string& sentence) override;
