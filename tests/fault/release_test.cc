@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <loom/loom.h>
 
+#include <barrier>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -65,8 +66,14 @@ void destroyAfterWork() {
 }
 
 void abortAfterWork() {
-  runRanks(RankMode::kThreads, 3, [](const RankContext& ctx) {
+  // Every rank's AllReduce returns before any rank aborts: a rank whose own
+  // call returned may still have bytes on their way to a peer (over TCP in
+  // its send queue), and an abort then fails that peer's call, naming it.
+  // Here only what the abort gives back is under test.
+  std::barrier allDone(3);
+  runRanks(RankMode::kThreads, 3, [&allDone](const RankContext& ctx) {
     allReduceOnce(ctx.comm);
+    allDone.arrive_and_wait();
     EXPECT_EQ(loomCommAbort(ctx.comm), loomSuccess);
     *ctx.commReleased = true;
   });
