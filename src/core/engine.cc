@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <thread>
 #include <chrono>
 
 #include "base/error.h"
@@ -95,6 +96,12 @@ void Engine::run(OperationPtr op) {
     post(std::move(op));
     waitFor(request, Deadline::never());
   }
+  // The operation is the caller's (on its stack): the thread that finished
+  // it retires it a moment after completing its request, and only then may
+  // the caller return (TSan saw the background driver resetting a finished
+  // operation's task while the caller destroyed it).
+  while (!request.retired())
+    if (!driveIfFree([&] { pollOnce(); })) std::this_thread::yield();
 }
 
 void Engine::poke() {
@@ -381,6 +388,10 @@ void Engine::retireFinished() {
     auto& lane = lanes_[op->lane.index(settings_.nranks)];
     auto at = std::find(active_.begin(), active_.end(), op);
     op->task.reset();  // its coroutine frames; a caller's handle may keep the rest
+    // The last touch of op: a blocking caller may now leave and its stack
+    // operation go (the lane's pointer to it does not own it), and a heap
+    // operation may go with the lane's reference just below.
+    op->request.markRetired();
     lane.pop_front();
     if (lane.empty())
       active_.erase(at);

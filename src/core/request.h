@@ -22,6 +22,10 @@ class Request {
   // Called once, by the engine.
   void complete(loomResult_t result, std::string error);
   bool done() const { return done_.load(std::memory_order_acquire); }
+  // The engine has let go of the operation: nothing of it is touched any
+  // more (a blocking call's operation lives on the caller's stack).
+  void markRetired() { retired_.store(true, std::memory_order_release); }
+  bool retired() const { return retired_.load(std::memory_order_acquire); }
   // done(), after a round of progress if no thread drives the engine.
   bool poll();
   // loomSuccess or the operation's error once done; loomTimeout if it is not
@@ -35,6 +39,7 @@ class Request {
  private:
   std::weak_ptr<Engine> engine_;  // gone once the communicator is, by which time every operation is done
   std::atomic<bool> done_{false};
+  std::atomic<bool> retired_{false};
   loomResult_t result_ = loomInProgress;  // written before done_ is set
   std::string error_;
 };
