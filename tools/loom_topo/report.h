@@ -39,6 +39,7 @@ std::string cat(const Parts&... parts) {
 std::string cpuListString(const std::vector<int>& cpus);  // "0-23,48-71"
 std::string bytesString(uint64_t bytes);                  // "755.0 GiB"
 std::string gbsString(double gbs);                        // "24 GB/s"
+std::string padded(const std::string& s, size_t width);   // s and spaces to width, at least one
 std::vector<int> matrixNodes(const Topology& t);          // GPUs, NICs, then NUMA nodes
 // The placements of that layout: host k's ranks named "host<k>" when there
 // are several hosts, else the machine's name.

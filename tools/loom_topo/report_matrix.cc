@@ -17,10 +17,6 @@ std::string label(const Topology& t, int id) {
   return n.kind == NodeKind::kCpu ? cat("NUMA", n.numa) : n.name;
 }
 
-std::string padded(const std::string& s, size_t width) {
-  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
-}
-
 // padded(s, width), appended to `out` without a string of its own.
 void appendPadded(std::string& out, const char* s, size_t width) {
   size_t length = std::strlen(s);
@@ -50,6 +46,10 @@ std::string crossingString(const RingCrossings& c) {
 }
 
 }  // namespace
+
+std::string padded(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
 
 std::vector<int> matrixNodes(const Topology& t) {
   std::vector<int> ids = t.gpus();

@@ -22,10 +22,6 @@ std::string upper(std::string text) {
   return text;
 }
 
-std::string padded(const std::string& s, size_t width) {
-  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
-}
-
 }  // namespace
 
 void printTransports(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
