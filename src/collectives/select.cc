@@ -5,6 +5,7 @@
 #include "collectives/all_pairs.h"
 #include "collectives/collectives.h"
 #include "collectives/direct.h"
+#include "collectives/hierarchical.h"
 #include "collectives/registered.h"
 #include "collectives/tuning_log.h"
 
@@ -59,6 +60,17 @@ Task<> largeMessage(TunedCollective collective, const Team& team, const Collecti
   }
 }
 
+// Across hosts with as many ranks on each, AllReduce goes within hosts
+// first (hierarchical.h): the network then carries less. Single-copy reads
+// (one transport reaching every peer's memory) beat it, so it waits for them.
+bool useHierarchy(const Team& team) {
+  switch (team.tuning.force) {
+    case Tuning::Force::kHierarchical: return true;  // init checked the layout
+    case Tuning::Force::kAuto: return team.peerMemory() == nullptr && ranksPerHostIfEven(team) > 0;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
@@ -70,6 +82,9 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
   if (allPairs) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, bytes);
     co_await allPairsAllReduce(team, args, wait);
+  } else if (useHierarchy(team)) {
+    noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical, bytes);
+    co_await hierarchicalAllReduce(team, args, wait);
   } else {
     co_await largeMessage(TunedCollective::kAllReduce, team, args, wait, bytes, registeredAllReduce, directAllReduce,
                           ringAllReduce);

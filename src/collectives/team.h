@@ -17,7 +17,7 @@ class RegisteredRegions;
 
 // Algorithm choices that LOOM_ALGO and the size thresholds control.
 struct Tuning {
-  enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree };
+  enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree, kHierarchical };
   Force force = Force::kAuto;
   size_t allPairsMaxBytes = 16 * 1024;  // per rank; above it AllReduce uses the ring
   size_t directMinBytes = 256 * 1024;   // whole buffer (as nccl-tests' size); from it on, direct.h

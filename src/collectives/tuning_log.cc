@@ -20,7 +20,7 @@ const char* collectiveName(TunedCollective c) {
 }
 
 const char* algorithmName(TunedAlgorithm a) {
-  static const char* const names[] = {"allpairs", "ring", "direct", "registered", "tree", "chain"};
+  static const char* const names[] = {"allpairs", "ring", "direct", "registered", "tree", "chain", "hierarchical"};
   return names[static_cast<int>(a)];
 }
 
@@ -48,6 +48,9 @@ std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgori
     case TunedAlgorithm::kChain:
       return nranks < 3 ? std::string("two ranks: the tree is the chain")
                         : "above LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes);
+    case TunedAlgorithm::kHierarchical:
+      return "ranks on several hosts, as many on each, and no single-copy reads: within hosts, then across "
+             "them (LOOM_ALGO=ring keeps the flat ring)";
     default: return "";
   }
 }

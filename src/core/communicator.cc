@@ -13,6 +13,7 @@
 #include "base/small_alloc.h"
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/socket.h"
+#include "collectives/hierarchical.h"
 #include "collectives/window_registration.h"
 #include "core/logging.h"
 #include "core/signal_dump.h"
@@ -87,7 +88,8 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
                        : config.algorithm == "allpairs" ? Tuning::Force::kAllPairs
                        : config.algorithm == "direct"   ? Tuning::Force::kDirect
                        : config.algorithm == "tree"     ? Tuning::Force::kTree
-                                                        : Tuning::Force::kAuto;
+                       : config.algorithm == "hierarchical" ? Tuning::Force::kHierarchical
+                                                            : Tuning::Force::kAuto;
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
   team_.tuning.directMinBytes = config.directMinBytes;
   team_.tuning.treeMaxBytes = config.treeMaxBytes;
@@ -98,6 +100,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   spinIterations_ = chooseSpinIterations(config, nranks, dataThread);
   yieldMicros_ = chooseYieldMicros(config, dataThread);
   placeMembers(identities, *rendezvous_);
+  checkHierarchy();
   EngineSettings engine{nranks, spinIterations_, yieldMicros_, config.timeoutMs, &aborted_};
   engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->doorbell() : ownDoorbell_, engine);
   if (config.dumpSignal != 0) listForSignalDumps(config.dumpSignal, this);
@@ -149,6 +152,20 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
 // Ranks tell each other where they run; the team keeps it (host, local
 // index, socket, NUMA node) for sub-teams, and the ring crosses sockets and
 // NUMA nodes as few times as possible, whatever the rank numbering.
+// A forced algorithm is never silently replaced (as LOOM_ALGO=direct): the
+// three steps need every host to hold as many ranks.
+void Communicator::checkHierarchy() {
+  const int perHost = ranksPerHostIfEven(team_);
+  if (team_.tuning.force == Tuning::Force::kHierarchical && perHost == 0)
+    fail(loomUnsupported, "LOOM_ALGO=hierarchical needs ranks on at least two hosts with as many on each, at least "
+                          "two: this communicator has " +
+                              describeHosts(team_) + "; unset LOOM_ALGO to let Loom choose");
+  const bool chosen = team_.tuning.force == Tuning::Force::kHierarchical ||
+                      (team_.tuning.force == Tuning::Force::kAuto && team_.peerMemory() == nullptr);
+  if (team_.rank == 0 && perHost > 0 && chosen)
+    LOOM_INFO("INIT", team_.rank, describeHosts(team_) << ": large AllReduce runs within hosts, then across them");
+}
+
 void Communicator::placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
   std::vector<std::string> hosts;  // in order of their lowest rank
   std::vector<int> ranksSeen;      // per host

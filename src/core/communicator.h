@@ -94,6 +94,7 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   std::vector<RankIdentity> exchangeIdentities(bootstrap::RendezvousClient& rendezvous);
   void connectPeers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous);
   void placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous);
+  void checkHierarchy();
 
   CommConfig config_;
   Team team_;

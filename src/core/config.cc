@@ -182,9 +182,10 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     config.transports = *transports;
   }
   if (auto algorithm = env("LOOM_ALGO")) {
-    if (*algorithm != "ring" && *algorithm != "allpairs" && *algorithm != "direct" && *algorithm != "tree")
-      fail(loomInvalidArgument,
-           "LOOM_ALGO='" + *algorithm + "' is not ring, allpairs, direct or tree (unset it to let Loom choose)");
+    if (*algorithm != "ring" && *algorithm != "allpairs" && *algorithm != "direct" && *algorithm != "tree" &&
+        *algorithm != "hierarchical")
+      fail(loomInvalidArgument, "LOOM_ALGO='" + *algorithm +
+                                    "' is not ring, allpairs, direct, tree or hierarchical (unset it to let Loom choose)");
     config.algorithm = *algorithm;
   }
   config.topoFile = topologyFileFromEnvironment();

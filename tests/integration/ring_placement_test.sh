@@ -40,16 +40,29 @@ hosts_run() {  # hosts ranks
   timeout -s KILL 120 "$build/tools/loomrun" -n "$2" -- sh -c \
     "LOOM_HOST_ID=fake\$((RANK % $1)) exec $build/perf/all_reduce_perf -b 8 -e 1M -f 32 -c 1 -w 1 -n 2" > "$out" 2>&1
 }
-LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT hosts_run 2 4 || fail "run on 2 interleaved fake hosts failed"
+LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 4 || fail "run on 2 interleaved fake hosts failed"
 grep -q 'LOOM INFO INIT ring 0 2 1 3 crosses 2 host boundaries' "$out" || fail "the ring did not keep each host's ranks together"
 grep -q '1\[fake1\] -> 3\[fake1\].* via SHM' "$out" || fail "ranks 1 and 3 of one fake host did not use shared memory"
 grep -q '0\[fake0\] -> 1\[fake1\].* via TCP' "$out" || fail "ranks 0 and 1 of two fake hosts did not use TCP"
 grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 interleaved fake hosts"
-echo "ok: 2 interleaved fake hosts: ring 0 2 1 3, shm inside, TCP across, exact results"
-LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT hosts_run 3 6 || fail "run on 3 interleaved fake hosts failed"
+grep -q 'LOOM INFO INIT 2 hosts with 2 and 2 ranks: large AllReduce runs within hosts, then across them' "$out" ||
+  fail "init did not announce the hierarchical AllReduce"
+grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 4 ranks: hierarchical' "$out" ||
+  fail "large AllReduce did not run within hosts, then across them"
+echo "ok: 2 interleaved fake hosts: ring 0 2 1 3, shm inside, TCP across, hierarchical AllReduce, exact results"
+LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 3 6 || fail "run on 3 interleaved fake hosts failed"
 grep -q 'LOOM INFO INIT ring 0 3 1 4 2 5 crosses 3 host boundaries' "$out" || fail "the ring did not enter each of 3 hosts once"
 grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 3 interleaved fake hosts"
-echo "ok: 3 interleaved fake hosts: ring 0 3 1 4 2 5, exact results"
+grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 6 ranks: hierarchical' "$out" ||
+  fail "large AllReduce on 3 hosts did not run within hosts, then across them"
+echo "ok: 3 interleaved fake hosts: ring 0 3 1 4 2 5, hierarchical AllReduce, exact results"
+# Hosts of unequal sizes (5 ranks on 2 hosts: 3 and 2) keep the flat ring.
+LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 5 || fail "run on 2 unequal fake hosts failed"
+grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 5 ranks: ring' "$out" ||
+  fail "hosts of 3 and 2 ranks did not keep the flat ring"
+! grep -q 'hierarchical' "$out" || fail "hosts of 3 and 2 ranks ran a hierarchical AllReduce"
+grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 unequal fake hosts"
+echo "ok: fake hosts of 3 and 2 ranks: flat ring, exact results"
 
 # A broken file stops init with the file and line.
 bad=$(mktemp --suffix=.xml)

@@ -6,6 +6,7 @@
 #include <loom/loom.h>
 
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -30,33 +31,52 @@ TEST_P(TransportSelectionTest, ForcingSharedMemoryRuns) {
   });
 }
 
+// Every rank's init fails with `expected`; `check` reads its sentence.
 // Ranks as threads only: the ranks share one unique id made here, and
 // forking after loomGetUniqueId (whose rendezvous thread then runs) is what
-// the harness's process mode must never do. The failure is decided from
-// identities before any transport work, alike in both modes.
-TEST(TransportSelectionErrors, ExcludingEveryTransportOnOneHostFailsInitNamingThePair) {
-  ScopedEnv transports("LOOM_TRANSPORTS", "^shm,tcp");
+// the harness's process mode must never do. The failures below are decided
+// from identities and places, alike in both modes.
+void expectEveryInitFails(int nranks, loomResult_t expected,
+                          const std::function<void(int rank, const std::string& sentence)>& check) {
   HarnessOptions options;
   options.createComm = false;
   loomUniqueId id;
   ASSERT_EQ(loomGetUniqueId(&id), loomSuccess);
   runRanks(
-      RankMode::kThreads, 2,
-      [&id](const RankContext& ctx) {
+      RankMode::kThreads, nranks,
+      [&](const RankContext& ctx) {
         loomComm_t comm = nullptr;
         loomConfig_t config = LOOM_CONFIG_INITIALIZER;
         config.timeoutMs = 20000;
-        EXPECT_EQ(loomCommInitRank(&comm, 2, id, ctx.rank, &config), loomUnsupported);
+        EXPECT_EQ(loomCommInitRank(&comm, nranks, id, ctx.rank, &config), expected);
         EXPECT_EQ(comm, nullptr);
-        std::string sentence = loomGetLastError();
-        const int peer = 1 - ctx.rank;
-        EXPECT_NE(sentence.find("no transport can connect rank " + std::to_string(ctx.rank) + " and rank " +
-                                std::to_string(peer) + " (both run on host "),
-                  std::string::npos)
-            << sentence;
-        EXPECT_NE(sentence.find("LOOM_TRANSPORTS=^shm,tcp"), std::string::npos) << sentence;
+        check(ctx.rank, loomGetLastError());
       },
       options);
+}
+
+TEST(TransportSelectionErrors, ExcludingEveryTransportOnOneHostFailsInitNamingThePair) {
+  ScopedEnv transports("LOOM_TRANSPORTS", "^shm,tcp");
+  expectEveryInitFails(2, loomUnsupported, [](int rank, const std::string& sentence) {
+    const int peer = 1 - rank;
+    EXPECT_NE(sentence.find("no transport can connect rank " + std::to_string(rank) + " and rank " +
+                            std::to_string(peer) + " (both run on host "),
+              std::string::npos)
+        << sentence;
+    EXPECT_NE(sentence.find("LOOM_TRANSPORTS=^shm,tcp"), std::string::npos) << sentence;
+  });
+}
+
+// A forced algorithm is never silently replaced: on one host there is no
+// hierarchy, and every rank's init says so.
+TEST(TransportSelectionErrors, ForcedHierarchyOnOneHostFailsInitSayingWhy) {
+  ScopedEnv force("LOOM_ALGO", "hierarchical");
+  expectEveryInitFails(3, loomUnsupported, [](int, const std::string& sentence) {
+    EXPECT_NE(sentence.find("LOOM_ALGO=hierarchical needs ranks on at least two hosts with as many on each, at "
+                            "least two: this communicator has 1 host with 3 ranks"),
+              std::string::npos)
+        << sentence;
+  });
 }
 
 TEST(TransportSelectionErrors, UnknownTransportIsRefusedBeforeAnyRankWaits) {

@@ -165,7 +165,7 @@ TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
     const char* value;
     const char* sentence;
   } cases[] = {
-      {"LOOM_ALGO", "fast", "LOOM_ALGO='fast' is not ring, allpairs, direct or tree"},
+      {"LOOM_ALGO", "fast", "LOOM_ALGO='fast' is not ring, allpairs, direct, tree or hierarchical"},
       {"LOOM_CMA", "yes", "LOOM_CMA='yes' is not 0 or 1"},
       {"LOOM_TREE_MAX_BYTES", "-5", "LOOM_TREE_MAX_BYTES"},
       {"LOOM_DIRECT_MIN_BYTES", "big", "LOOM_DIRECT_MIN_BYTES='big' is not an integer"},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "collectives/hierarchical.h"
 
 namespace loom {
 namespace {
@@ -76,6 +77,34 @@ TEST(TeamTest, SubTeamWithoutThisRankIsRefused) {
   Team world = sixRanksOnThreeHosts(0, {0, 1, 2, 3, 4, 5});
   EXPECT_THROW(world.subTeam({1, 2}), Error);
   EXPECT_THROW(world.subTeam({0, 6}), Error);
+}
+
+// Teams whose ranks sit on hosts of the given sizes, numbered host by host.
+Team teamOnHosts(const std::vector<int>& sizes) {
+  Team team;
+  for (size_t host = 0; host < sizes.size(); ++host)
+    for (int local = 0; local < sizes[host]; ++local) {
+      team.members.push_back(team.nranks++);
+      team.places.push_back(MemberPlace{static_cast<int>(host), local, 0, 0});
+    }
+  team.ring = team.members;
+  return team;
+}
+
+TEST(TeamTest, HierarchyNeedsSeveralHostsWithAsManyRanksOnEach) {
+  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({2, 2})), 2);
+  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({3, 3, 3})), 3);
+  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({4})), 0);        // one host: nothing to save
+  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({1, 1, 1})), 0);  // one per host: the flat ring already is it
+  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({2, 3})), 0);
+  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({2, 2, 1})), 0);
+}
+
+TEST(TeamTest, HostsAreDescribedByTheirRankCounts) {
+  EXPECT_EQ(describeHosts(teamOnHosts({1, 2, 3})), "3 hosts with 1, 2 and 3 ranks");
+  EXPECT_EQ(describeHosts(teamOnHosts({2, 2})), "2 hosts with 2 and 2 ranks");
+  EXPECT_EQ(describeHosts(teamOnHosts({4})), "1 host with 4 ranks");
+  EXPECT_EQ(describeHosts(teamOnHosts({1})), "1 host with 1 rank");
 }
 
 }  // namespace

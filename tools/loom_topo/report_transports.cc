@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/rank_list.h"
+#include "collectives/hierarchical.h"
 #include "loom_topo/report.h"
 #include "transport/identity.h"
 #include "transport/registry.h"
@@ -20,6 +21,22 @@ constexpr int kMatrixRanks = 16;
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return text;
+}
+
+// What a large AllReduce does on this layout (collectives/hierarchical.h),
+// as select.cc decides it; across hosts there are no single-copy reads.
+void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
+  Team team;
+  std::vector<int> seen(hostOf.empty() ? 0 : *std::max_element(hostOf.begin(), hostOf.end()) + 1, 0);
+  for (int host : hostOf) {
+    team.places.push_back(MemberPlace{host, seen[host]++, -1, -1});
+    team.members.push_back(team.nranks++);
+  }
+  os << "  large AllReduce: ";
+  if (ranksPerHostIfEven(team) > 0)
+    os << "within hosts, then across them (" << describeHosts(team) << ")\n";
+  else
+    os << "flat ring (" << describeHosts(team) << "; within, then across hosts needs as many on each, at least two)\n";
 }
 
 }  // namespace
@@ -66,6 +83,7 @@ void printTransports(std::ostream& os, const std::vector<int>& ranksPerHost, con
   for (size_t a = 0; a < ranksPerHost.size(); ++a)
     for (size_t b = a + 1; b < ranksPerHost.size(); ++b)
       os << "  host" << a << " <-> host" << b << ": " << kindName(firstRank[a], firstRank[b]) << "\n";
+  if (ranksPerHost.size() > 1) printAllReduceShape(os, hostOf);
 
   if (ranks < 2 || ranks > kMatrixRanks) return;
   std::string line = "        ";

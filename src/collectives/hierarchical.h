@@ -1,0 +1,25 @@
+// AllReduce in three steps for ranks on several hosts: within each host, a
+// ring ReduceScatter over shared memory leaves local index i with the host's
+// sum of block i; across hosts, the ranks with local index i AllReduce that
+// block over the network; within each host, a ring AllGather puts the blocks
+// together. A host's network link then carries 2(H-1)/H of the buffer each
+// way, where a flat ring over all n ranks carries 2(n-1)/n: with 2 hosts of
+// 2 ranks, 1 buffer instead of 1.5.
+#pragma once
+
+#include <string>
+
+#include "collectives/collectives.h"
+
+namespace loom {
+
+// The ranks per host when the team spans at least two hosts with the same
+// number (at least two) on each, as the three steps need; 0 otherwise.
+int ranksPerHostIfEven(const Team& team);
+
+// Describes the team's hosts for a sentence: "3 hosts with 1, 2 and 3 ranks".
+std::string describeHosts(const Team& team);
+
+Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+
+}  // namespace loom

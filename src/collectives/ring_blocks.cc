@@ -1,0 +1,83 @@
+// The chunk loop of ring_reduce_scatter.cc and ring_allgather.cc, over
+// blocks of one buffer. Blocks differ by at most one element, so in the last
+// chunk some may have nothing left: both ends of every connection compute
+// the same length for the same block, so such a step posts an empty slot on
+// one side and takes it on the other.
+#include "collectives/ring_blocks.h"
+
+#include <algorithm>
+
+#include "collectives/primitives.h"
+
+namespace loom {
+namespace {
+
+// Block `index`'s part of the chunk that starts `start` elements into every block.
+struct ChunkOfBlocks {
+  const EvenSplit& blocks;
+  size_t start;
+  size_t chunk;
+  size_t elementSize;
+  size_t length(int index) const {
+    const size_t size = blocks.blockSize(index);
+    return start < size ? std::min(chunk, size - start) : 0;
+  }
+  size_t byteOffset(int index) const { return (blocks.blockOffset(index) + start) * elementSize; }
+};
+
+size_t ringChunk(const Team& team, const Primitives& prims) {
+  return std::min(prims.chunkElements(team.next().slotBytes()), prims.chunkElements(team.prev().slotBytes()));
+}
+
+}  // namespace
+
+Task<> ringReduceScatterBlocks(const Team& team, const void* in, void* out, EvenSplit blocks, loomDataType_t dtype,
+                               loomRedOp_t op, const WaitContext& wait) {
+  Primitives prims(wait, dtype, op, team.nranks);
+  const char* src = static_cast<const char*>(in);
+  char* dst = static_cast<char*>(out);
+  ChunkOfBlocks part{blocks, 0, 0, prims.elementSize()};
+  if (team.nranks == 1) {
+    copyBytes(dst + part.byteOffset(0), src + part.byteOffset(0), blocks.blockSize(0) * part.elementSize);
+    co_return;
+  }
+  SendConnection& next = team.next();
+  RecvConnection& prev = team.prev();
+  const int n = team.nranks;
+  const int p = team.ringPosition;
+  part.chunk = ringChunk(team, prims);
+  for (; part.start < blocks.blockSize(0); part.start += part.chunk) {
+    int block = team.ringRank(p - 1);
+    co_await prims.send(next, src + part.byteOffset(block), part.length(block));
+    for (int step = 1; step < n - 1; ++step) {
+      block = team.ringRank(p - 1 - step);
+      co_await prims.recvReduceSend(prev, next, src + part.byteOffset(block), part.length(block));
+    }
+    block = team.rank;
+    co_await prims.recvReduce(prev, src + part.byteOffset(block), dst + part.byteOffset(block), part.length(block));
+  }
+}
+
+Task<> ringAllGatherBlocks(const Team& team, void* buf, EvenSplit blocks, loomDataType_t dtype,
+                           const WaitContext& wait) {
+  if (team.nranks == 1) co_return;
+  Primitives prims(wait, dtype, loomSum, team.nranks);
+  char* data = static_cast<char*>(buf);
+  SendConnection& next = team.next();
+  RecvConnection& prev = team.prev();
+  const int n = team.nranks;
+  const int p = team.ringPosition;
+  ChunkOfBlocks part{blocks, 0, ringChunk(team, prims), prims.elementSize()};
+  for (; part.start < blocks.blockSize(0); part.start += part.chunk) {
+    int block = team.rank;
+    co_await prims.send(next, data + part.byteOffset(block), part.length(block));
+    for (int step = 1; step < n - 1; ++step) {
+      block = team.ringRank(p - step);
+      co_await prims.recvCopySend(prev, next, data + part.byteOffset(block), part.length(block));
+    }
+    block = team.ringRank(p + 1);
+    co_await prims.recv(prev, data + part.byteOffset(block), part.length(block));
+  }
+}
+
+}  // namespace loom
