@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "transport/peer_call.h"
+#include "transport/tcp/tcp_progress.h"
 
 namespace loom::tcp {
 
@@ -20,25 +21,28 @@ void TcpSendConnection::post(size_t bytes) {
   const uint64_t slots = static_cast<uint64_t>(ring_.memory.geometry().slots);
   ring_.bytes[posted_ % slots] = static_cast<uint32_t>(bytes);
   ring_.posted.store(++posted_, std::memory_order_release);
-  wakeup_.wake();
+  if (channel_.progress.sendFromEngine(channel_.links)) channel_.wakeup.wake();
 }
 
 void TcpSendConnection::checkPeer(const WaitContext& ctx) {
-  checkTcpPeer(ctx, peer_, state_, *this);
+  checkTcpPeer(ctx, channel_.peer, channel_.state, *this);
 }
 
 const void* TcpRecvConnection::tryAcquire() {
-  if (ring_.markOf(released_).load(std::memory_order_acquire) != released_ + 1) return nullptr;
+  if (!arrived()) {
+    channel_.progress.receiveFromEngine(channel_.links);
+    if (!arrived()) return nullptr;
+  }
   return ring_.memory.data(released_);
 }
 
 void TcpRecvConnection::release() {
   ring_.released.store(++released_, std::memory_order_release);
-  wakeup_.wake();  // a reader stalled on a full ring may go on
+  channel_.wakeup.wake();  // a reader stalled on a full ring may go on
 }
 
 void TcpRecvConnection::checkPeer(const WaitContext& ctx) {
-  checkTcpPeer(ctx, peer_, state_, *this);
+  checkTcpPeer(ctx, channel_.peer, channel_.state, *this);
 }
 
 void checkTcpPeer(const WaitContext& ctx, const PeerName& peer, const PeerState& state, Waitable& connection) {

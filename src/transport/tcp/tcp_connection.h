@@ -1,16 +1,22 @@
 // The engine's side of a TCP peer: the slot FIFOs of connection.h over the
-// rings the progress thread moves (tcp_rings.h). Acquiring and posting
-// touch only this process's memory; posting wakes the thread if it sleeps.
+// rings the progress thread moves (tcp_rings.h). Posting a slot sends it
+// from the engine's thread when the sockets are free, and looking for a
+// slot that has not arrived reads them (tcp_progress.h); what the engine
+// could not finish wakes the thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "transport/connection.h"
 #include "transport/tcp/tcp_rings.h"
 #include "transport/tcp/tcp_wakeup.h"
 
 namespace loom::tcp {
+
+class TcpProgress;
 
 // Who is at the other end, for sentences: "rank 3 (host b)".
 struct PeerName {
@@ -19,42 +25,49 @@ struct PeerName {
   std::string describe() const { return "rank " + std::to_string(rank) + " (host " + host + ")"; }
 };
 
+// What both directions of a channel know of it: the peer, what was heard
+// from it, and how to move its bytes (this channel's sockets, as indexes
+// into the progress thread's table).
+struct TcpChannel {
+  PeerName peer;
+  const PeerState& state;
+  Wakeup& wakeup;
+  TcpProgress& progress;
+  std::vector<size_t> links;
+};
+
 class TcpSendConnection final : public SendConnection {
  public:
-  TcpSendConnection(PeerName peer, SendRing& ring, const PeerState& state, Wakeup& wakeup)
-      : peer_(std::move(peer)), ring_(ring), state_(state), wakeup_(wakeup) {}
+  TcpSendConnection(TcpChannel channel, SendRing& ring) : channel_(std::move(channel)), ring_(ring) {}
   size_t slotBytes() const override { return ring_.memory.geometry().slotBytes; }
-  int peer() const override { return peer_.rank; }
+  int peer() const override { return channel_.peer.rank; }
   void* tryAcquire() override;
   void post(size_t bytes) override;
   void checkPeer(const WaitContext& ctx) override;
   void watch(bool on) override { ring_.watched.store(on ? 1 : 0, std::memory_order_relaxed); }
 
  private:
-  PeerName peer_;
+  TcpChannel channel_;
   SendRing& ring_;
-  const PeerState& state_;
-  Wakeup& wakeup_;
   uint64_t posted_ = 0;    // only the engine writes `posted`
   uint64_t sentSeen_ = 0;  // `sent` when last read: a lower bound of it
 };
 
 class TcpRecvConnection final : public RecvConnection {
  public:
-  TcpRecvConnection(PeerName peer, RecvRing& ring, const PeerState& state, Wakeup& wakeup)
-      : peer_(std::move(peer)), ring_(ring), state_(state), wakeup_(wakeup) {}
+  TcpRecvConnection(TcpChannel channel, RecvRing& ring) : channel_(std::move(channel)), ring_(ring) {}
   size_t slotBytes() const override { return ring_.memory.geometry().slotBytes; }
-  int peer() const override { return peer_.rank; }
+  int peer() const override { return channel_.peer.rank; }
   const void* tryAcquire() override;
   void release() override;
   void checkPeer(const WaitContext& ctx) override;
   void watch(bool on) override { ring_.watched.store(on ? 1 : 0, std::memory_order_relaxed); }
 
  private:
-  PeerName peer_;
+  bool arrived() const { return ring_.markOf(released_).load(std::memory_order_acquire) == released_ + 1; }
+
+  TcpChannel channel_;
   RecvRing& ring_;
-  const PeerState& state_;
-  Wakeup& wakeup_;
   uint64_t released_ = 0;  // only the engine writes `released`
 };
 

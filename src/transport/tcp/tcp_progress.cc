@@ -127,10 +127,33 @@ bool TcpProgress::everythingSent() {
   return true;
 }
 
+bool TcpProgress::sendFromEngine(const std::vector<size_t>& links) {
+  std::unique_lock<std::mutex> lock(io_, std::try_to_lock);
+  if (!lock.owns_lock()) return true;
+  bool left = false;
+  for (size_t index : links) {
+    SocketLink& link = links_[index];
+    if (link.fd < 0) continue;
+    if (!link.wantsOut) pumpWriter(link);
+    left |= link.fd >= 0 && link.wantsOut;
+  }
+  return left;
+}
+
+void TcpProgress::receiveFromEngine(const std::vector<size_t>& links) {
+  std::unique_lock<std::mutex> lock(io_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  for (size_t index : links) {
+    SocketLink& link = links_[index];
+    if (link.fd >= 0 && (!link.stalled || roomFor(link))) pumpReader(link);
+  }
+}
+
 void TcpProgress::run() {
   std::vector<pollfd> fds;
   std::vector<size_t> linkOf;
   int64_t lastMoved = nowMs();
+  std::unique_lock<std::mutex> lock(io_);
   for (;;) {
     bool moved = false;
     for (SocketLink& link : links_)
@@ -162,7 +185,9 @@ void TcpProgress::run() {
       linkOf.push_back(i);
     }
     fds.push_back({wakeup_.fd(), POLLIN, 0});
+    lock.unlock();  // the engine may move bytes while this thread polls
     const int ready = poll(fds.data(), fds.size(), timeout);
+    lock.lock();
     wakeup_.disarm();
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -173,11 +198,15 @@ void TcpProgress::run() {
     if (fds.back().revents != 0) wakeup_.drain();
     for (size_t i = 0; i + 1 < fds.size(); ++i) {
       SocketLink& link = links_[linkOf[i]];
-      if (link.fd < 0 || fds[i].revents == 0) continue;
-      if (fds[i].revents & POLLOUT) {
+      // The engine may have closed the socket during the poll (a failure
+      // it met sending), and the number may already name another file.
+      if (link.fd != fds[i].fd || fds[i].revents == 0) continue;
+      if ((fds[i].revents & POLLOUT) && link.wantsOut) {
         link.wantsOut = false;
         moved |= pumpWriter(link);
       }
+      // The engine may have read what the poll saw: pumpReader then finds
+      // nothing and returns.
       if (link.fd >= 0 && !link.stalled && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) moved |= pumpReader(link);
     }
     if (moved) lastMoved = nowMs();

@@ -5,6 +5,13 @@
 // engine sleeps on moves, and when a peer fails or its connection ends.
 // One such thread per communicator that has TCP peers, as NCCL's proxy
 // thread and Gloo's device loop; the engine never blocks on a socket.
+//
+// The engine also moves bytes itself, as Open MPI's TCP BTL does from the
+// calling thread: posting a slot sends it at once, and looking for a slot
+// that has not arrived reads the socket, each only when the thread is not
+// at the sockets (a try-lock) and never blocking. A message then crosses no
+// thread when the engine is awake; the thread covers what is left: a full
+// socket, frames arriving while the engine sleeps, control frames.
 #pragma once
 
 #include <atomic>
@@ -83,6 +90,13 @@ class TcpProgress {
   // thread, lets the kernel deliver what it holds (bounded), closes.
   void stop(int64_t quietMs);
 
+  // The engine's own I/O on one channel's sockets (indexes into the link
+  // table): sends what it posted / receives what has arrived, without
+  // blocking, unless the thread holds the sockets. Returns whether the
+  // thread has work left there (a socket that was full, or was busy).
+  bool sendFromEngine(const std::vector<size_t>& links);
+  void receiveFromEngine(const std::vector<size_t>& links);
+
  private:
   void run();
   bool pumpWriter(SocketLink& link);
@@ -101,6 +115,9 @@ class TcpProgress {
   void ringEngine();
   void ringIfWatched(const std::atomic<uint32_t>& watched);
 
+  // Held by whoever moves bytes or reads a link's state: the thread, or
+  // the engine (try-lock only) for its own sends and receives.
+  std::mutex io_;
   std::vector<SocketLink> links_;
   std::vector<PeerLinks> peers_;
   Wakeup& wakeup_;

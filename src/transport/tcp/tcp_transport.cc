@@ -54,8 +54,6 @@ TcpTransport::TcpTransport(const TransportSetup& setup)
     for (int c = 0; c < kChannels; ++c) {
       peer.sendRings[c] = std::make_unique<SendRing>(geometry);
       peer.recvRings[c] = std::make_unique<RecvRing>(geometry);
-      peer.send[c] = std::make_unique<TcpSendConnection>(peer.name, *peer.sendRings[c], *peer.state, wakeup_);
-      peer.recv[c] = std::make_unique<TcpRecvConnection>(peer.name, *peer.recvRings[c], *peer.state, wakeup_);
       for (int i = 0; i < socketsPerPeer_; ++i) {
         SocketLink link;
         link.fd = sockets[p][c * socketsPerPeer_ + i].release();
@@ -74,6 +72,17 @@ TcpTransport::TcpTransport(const TransportSetup& setup)
     peerLinks.push_back(std::move(links_of));
   }
   progress_ = std::make_unique<TcpProgress>(std::move(links), std::move(peerLinks), wakeup_);
+  // Channel c of peer p owns links p * kChannels * n + c * n ... + n - 1.
+  size_t first = 0;
+  for (Peer& peer : peers_) {
+    for (int c = 0; c < kChannels; ++c) {
+      std::vector<size_t> channelLinks;
+      for (int i = 0; i < socketsPerPeer_; ++i) channelLinks.push_back(first++);
+      const TcpChannel channel{peer.name, *peer.state, wakeup_, *progress_, std::move(channelLinks)};
+      peer.send[c] = std::make_unique<TcpSendConnection>(channel, *peer.sendRings[c]);
+      peer.recv[c] = std::make_unique<TcpRecvConnection>(channel, *peer.recvRings[c]);
+    }
+  }
   progress_->start();
 }
 
