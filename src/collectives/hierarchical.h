@@ -1,10 +1,13 @@
-// AllReduce in three steps for ranks on several hosts: within each host, a
+// Collectives in steps for ranks on several hosts, so each host's network
+// link carries less. AllReduce: within each host, a
 // ring ReduceScatter over shared memory leaves local index i with the host's
 // sum of block i; across hosts, the ranks with local index i AllReduce that
 // block over the network; within each host, a ring AllGather puts the blocks
 // together. A host's network link then carries 2(H-1)/H of the buffer each
 // way, where a flat ring over all n ranks carries 2(n-1)/n: with 2 hosts of
-// 2 ranks, 1 buffer instead of 1.5.
+// 2 ranks, 1 buffer instead of 1.5. AllGather: across hosts among the ranks
+// with one local index, then within each host: the link carries the other
+// hosts' blocks once, where the flat ring carries n-1 blocks each way.
 #pragma once
 
 #include <string>
@@ -21,5 +24,6 @@ int ranksPerHostIfEven(const Team& team);
 std::string describeHosts(const Team& team);
 
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
 }  // namespace loom

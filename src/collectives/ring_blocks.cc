@@ -1,8 +1,8 @@
 // The chunk loop of ring_reduce_scatter.cc and ring_allgather.cc, over
-// blocks of one buffer. Blocks differ by at most one element, so in the last
-// chunk some may have nothing left: both ends of every connection compute
-// the same length for the same block, so such a step posts an empty slot on
-// one side and takes it on the other.
+// blocks of one buffer. Blocks may differ in size, so in the last chunks
+// some have nothing left: both ends of every connection compute the same
+// length for the same block, so such a step posts an empty slot on one side
+// and takes it on the other.
 #include "collectives/ring_blocks.h"
 
 #include <algorithm>
@@ -14,15 +14,15 @@ namespace {
 
 // Block `index`'s part of the chunk that starts `start` elements into every block.
 struct ChunkOfBlocks {
-  const EvenSplit& blocks;
+  const BlockLayout& blocks;
   size_t start;
   size_t chunk;
   size_t elementSize;
   size_t length(int index) const {
-    const size_t size = blocks.blockSize(index);
+    const size_t size = blocks.size[index];
     return start < size ? std::min(chunk, size - start) : 0;
   }
-  size_t byteOffset(int index) const { return (blocks.blockOffset(index) + start) * elementSize; }
+  size_t byteOffset(int index) const { return (blocks.offset[index] + start) * elementSize; }
 };
 
 size_t ringChunk(const Team& team, const Primitives& prims) {
@@ -31,14 +31,37 @@ size_t ringChunk(const Team& team, const Primitives& prims) {
 
 }  // namespace
 
-Task<> ringReduceScatterBlocks(const Team& team, const void* in, void* out, EvenSplit blocks, loomDataType_t dtype,
-                               loomRedOp_t op, const WaitContext& wait) {
+BlockLayout BlockLayout::even(size_t total, int parts) {
+  const EvenSplit split{total, parts};
+  BlockLayout layout;
+  for (int i = 0; i < parts; ++i) {
+    layout.offset.push_back(split.blockOffset(i));
+    layout.size.push_back(split.blockSize(i));
+  }
+  return layout;
+}
+
+BlockLayout BlockLayout::at(const std::vector<int>& at, size_t size) {
+  BlockLayout layout;
+  for (int place : at) {
+    layout.offset.push_back(static_cast<size_t>(place) * size);
+    layout.size.push_back(size);
+  }
+  return layout;
+}
+
+size_t BlockLayout::largest() const {
+  return size.empty() ? 0 : *std::max_element(size.begin(), size.end());
+}
+
+Task<> ringReduceScatterBlocks(const Team& team, const void* in, void* out, const BlockLayout& blocks,
+                               loomDataType_t dtype, loomRedOp_t op, const WaitContext& wait) {
   Primitives prims(wait, dtype, op, team.nranks);
   const char* src = static_cast<const char*>(in);
   char* dst = static_cast<char*>(out);
   ChunkOfBlocks part{blocks, 0, 0, prims.elementSize()};
   if (team.nranks == 1) {
-    copyBytes(dst + part.byteOffset(0), src + part.byteOffset(0), blocks.blockSize(0) * part.elementSize);
+    copyBytes(dst + part.byteOffset(0), src + part.byteOffset(0), blocks.size[0] * part.elementSize);
     co_return;
   }
   SendConnection& next = team.next();
@@ -46,7 +69,7 @@ Task<> ringReduceScatterBlocks(const Team& team, const void* in, void* out, Even
   const int n = team.nranks;
   const int p = team.ringPosition;
   part.chunk = ringChunk(team, prims);
-  for (; part.start < blocks.blockSize(0); part.start += part.chunk) {
+  for (; part.start < blocks.largest(); part.start += part.chunk) {
     int block = team.ringRank(p - 1);
     co_await prims.send(next, src + part.byteOffset(block), part.length(block));
     for (int step = 1; step < n - 1; ++step) {
@@ -58,7 +81,7 @@ Task<> ringReduceScatterBlocks(const Team& team, const void* in, void* out, Even
   }
 }
 
-Task<> ringAllGatherBlocks(const Team& team, void* buf, EvenSplit blocks, loomDataType_t dtype,
+Task<> ringAllGatherBlocks(const Team& team, void* buf, const BlockLayout& blocks, loomDataType_t dtype,
                            const WaitContext& wait) {
   if (team.nranks == 1) co_return;
   Primitives prims(wait, dtype, loomSum, team.nranks);
@@ -68,7 +91,7 @@ Task<> ringAllGatherBlocks(const Team& team, void* buf, EvenSplit blocks, loomDa
   const int n = team.nranks;
   const int p = team.ringPosition;
   ChunkOfBlocks part{blocks, 0, ringChunk(team, prims), prims.elementSize()};
-  for (; part.start < blocks.blockSize(0); part.start += part.chunk) {
+  for (; part.start < blocks.largest(); part.start += part.chunk) {
     int block = team.rank;
     co_await prims.send(next, data + part.byteOffset(block), part.length(block));
     for (int step = 1; step < n - 1; ++step) {

@@ -60,8 +60,8 @@ Task<> largeMessage(TunedCollective collective, const Team& team, const Collecti
   }
 }
 
-// Across hosts with as many ranks on each, AllReduce goes within hosts
-// first (hierarchical.h): the network then carries less. Single-copy reads
+// Across hosts with as many ranks on each, AllReduce and AllGather go in
+// steps within and across hosts (hierarchical.h): the network carries less. Single-copy reads
 // (one transport reaching every peer's memory) beat it, so it waits for them.
 bool useHierarchy(const Team& team) {
   switch (team.tuning.force) {
@@ -92,9 +92,14 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
 }
 
 Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  co_await largeMessage(TunedCollective::kAllGather, team, args, wait,
-                        args.count * loomTypeSize(args.dtype) * team.nranks, registeredAllGather, directAllGather,
-                        ringAllGather);
+  const size_t bytes = args.count * loomTypeSize(args.dtype) * team.nranks;
+  if (useHierarchy(team)) {
+    noteAlgorithm(team, wait, TunedCollective::kAllGather, TunedAlgorithm::kHierarchical, bytes);
+    co_await hierarchicalAllGather(team, args, wait);
+  } else {
+    co_await largeMessage(TunedCollective::kAllGather, team, args, wait, bytes, registeredAllGather, directAllGather,
+                          ringAllGather);
+  }
 }
 
 Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {

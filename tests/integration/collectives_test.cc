@@ -356,11 +356,12 @@ TEST_P(CollectivesTest, BarrierHoldsEveryRankUntilAllArrive) {
   munmap(arrivals, sizeof(std::atomic<int>) * kRounds);
 }
 
-// Hierarchical AllReduce (hierarchical.h) on fake hosts: LOOM_HOST_ID is
-// per process, so ranks run as processes. 3 ranks per host cut the buffer
-// into blocks of unequal sizes, 3 hosts make the step across them a ring,
-// and counts below a host's rank count leave some blocks empty.
-class HierarchicalAllReduceTest : public ::testing::TestWithParam<const char*> {
+// Hierarchical AllReduce and AllGather (hierarchical.h) on fake hosts:
+// LOOM_HOST_ID is per process, so ranks run as processes. 3 ranks per host
+// cut the AllReduce buffer into blocks of unequal sizes, 3 hosts make the
+// step across them a ring, and counts below a host's rank count leave some
+// blocks empty.
+class HierarchicalTest : public ::testing::TestWithParam<const char*> {
  protected:
   int ranksInLayout() const {
     int total = 0;
@@ -370,14 +371,20 @@ class HierarchicalAllReduceTest : public ::testing::TestWithParam<const char*> {
   }
 };
 
-TEST_P(HierarchicalAllReduceTest, EveryDtypeOpAndSize) {
+TEST_P(HierarchicalTest, AllReduceEveryDtypeOpAndSize) {
   ScopedEnv layout("LOOM_TEST_HOST_LAYOUT", GetParam());
   ScopedEnv force("LOOM_ALGO", "hierarchical");
   runRanks(RankMode::kProcesses, ranksInLayout(),
            [](const RankContext& ctx) { checkAllReduce(ctx, {0, 1, 2, 7, 1023, 16381, kLargeCount}); });
 }
 
-INSTANTIATE_TEST_SUITE_P(Hosts, HierarchicalAllReduceTest, ::testing::Values("2,2", "3,3", "2,2,2"),
+TEST_P(HierarchicalTest, AllGatherEveryDtypeAndSize) {
+  ScopedEnv layout("LOOM_TEST_HOST_LAYOUT", GetParam());
+  ScopedEnv force("LOOM_ALGO", "hierarchical");
+  runRanks(RankMode::kProcesses, ranksInLayout(), [](const RankContext& ctx) { checkAllGather(ctx); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, HierarchicalTest, ::testing::Values("2,2", "3,3", "2,2,2"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name)

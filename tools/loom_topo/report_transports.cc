@@ -23,7 +23,7 @@ std::string upper(std::string text) {
   return text;
 }
 
-// What a large AllReduce does on this layout (collectives/hierarchical.h),
+// What AllReduce (above all-pairs sizes) and AllGather do on this layout (collectives/hierarchical.h),
 // as select.cc decides it; across hosts there are no single-copy reads.
 void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
   Team team;
@@ -32,11 +32,12 @@ void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
     team.places.push_back(MemberPlace{host, seen[host]++, -1, -1});
     team.members.push_back(team.nranks++);
   }
-  os << "  large AllReduce: ";
+  os << "  AllReduce, AllGather: ";
   if (ranksPerHostIfEven(team) > 0)
-    os << "within hosts, then across them (" << describeHosts(team) << ")\n";
+    os << "within and across hosts in steps (" << describeHosts(team) << ")\n";
   else
-    os << "flat ring (" << describeHosts(team) << "; within, then across hosts needs as many on each, at least two)\n";
+    os << "flat ring (" << describeHosts(team) << "; steps within and across hosts need as many on each, at least "
+       << "two)\n";
 }
 
 }  // namespace

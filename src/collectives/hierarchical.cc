@@ -50,10 +50,10 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
     fail(loomInternalError, "a host team's index differs from the rank's local index");
   // avg is a sum until the very end, divided once by every rank's count.
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
-  const EvenSplit blocks{args.count, host.nranks};
+  const BlockLayout blocks = BlockLayout::even(args.count, host.nranks);
   const size_t elementSize = loomTypeSize(args.dtype);
-  char* mine = static_cast<char*>(args.recvbuf) + blocks.blockOffset(host.rank) * elementSize;
-  const size_t mineCount = blocks.blockSize(host.rank);
+  char* mine = static_cast<char*>(args.recvbuf) + blocks.offset[host.rank] * elementSize;
+  const size_t mineCount = blocks.size[host.rank];
 
   co_await ringReduceScatterBlocks(host, args.sendbuf, args.recvbuf, blocks, args.dtype, op, wait);
 
@@ -65,6 +65,36 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   if (args.op == loomAvg) divideArray(mine, mineCount, args.dtype, team.nranks);
 
   co_await ringAllGatherBlocks(host, args.recvbuf, blocks, args.dtype, wait);
+}
+
+// AllGather: block r of the result is rank r's. Across hosts first, each
+// rank fetches the blocks of the ranks with its local index; then within
+// each host, once per host h, member i passes on the block of host h's
+// member i. A host's link carries the blocks of the other hosts once.
+Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Team host = team.hostTeam();
+  const Team across = team.localIndexTeam();
+  const size_t elementSize = loomTypeSize(args.dtype);
+  char* out = static_cast<char*>(args.recvbuf);
+  copyBytes(out + static_cast<size_t>(team.rank) * args.count * elementSize, args.sendbuf, args.count * elementSize);
+
+  // Team indices of each sub-team's members, numbered as hostTeam() and
+  // localIndexTeam() number them: by ascending team index.
+  std::vector<std::vector<int>> indexAt;  // by host, then local index
+  std::vector<int> sameLocalIndex;        // by index in `across`
+  for (int index = 0; index < team.nranks; ++index) {
+    const MemberPlace& place = team.places[index];
+    if (place.host >= static_cast<int>(indexAt.size())) indexAt.resize(place.host + 1);
+    indexAt[place.host].push_back(index);
+    if (place.localIndex == team.places[team.rank].localIndex) sameLocalIndex.push_back(index);
+  }
+  const BlockLayout acrossBlocks = BlockLayout::at(sameLocalIndex, args.count);
+  co_await ringAllGatherBlocks(across, out, acrossBlocks, args.dtype, wait);
+
+  for (const std::vector<int>& ranksOfHost : indexAt) {
+    const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
+    co_await ringAllGatherBlocks(host, out, hostBlocks, args.dtype, wait);
+  }
 }
 
 }  // namespace loom
