@@ -121,9 +121,11 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
       expectedIncoming += perPeer;
       continue;
     }
-    const std::string what = "rank " + std::to_string(peer) + "'s TCP listener at " + entry.endpoint.toString();
+    // connectTcp names the address itself: "cannot connect to <listener> at <address>".
+    const std::string listener = "rank " + std::to_string(peer) + "'s TCP listener";
+    const std::string what = listener + " at " + entry.endpoint.toString();
     for (int s = 0; s < perPeer; ++s) {
-      bootstrap::Socket socket = bootstrap::connectTcp(entry.endpoint, deadline, what.c_str());
+      bootstrap::Socket socket = bootstrap::connectTcp(entry.endpoint, deadline, listener.c_str());
       Hello hello{};
       std::memcpy(hello.magic, kHelloMagic, sizeof(kHelloMagic));
       hello.token = entry.token;
