@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,21 @@ std::vector<int> ranksPerHost(const Team& team) {
   }
   return counts;
 }
+
+// Team indices of each sub-team's members, numbered as hostTeam() and
+// localIndexTeam() number theirs: by ascending team index.
+struct Members {
+  explicit Members(const Team& team) {
+    for (int index = 0; index < team.nranks; ++index) {
+      const MemberPlace& place = team.places[index];
+      if (place.host >= static_cast<int>(ofHost.size())) ofHost.resize(place.host + 1);
+      ofHost[place.host].push_back(index);
+      if (place.localIndex == team.places[team.rank].localIndex) sameLocalIndex.push_back(index);
+    }
+  }
+  std::vector<std::vector<int>> ofHost;  // by host, then local index
+  std::vector<int> sameLocalIndex;       // by index in the local-index team
+};
 
 }  // namespace
 
@@ -55,7 +71,7 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   char* mine = static_cast<char*>(args.recvbuf) + blocks.offset[host.rank] * elementSize;
   const size_t mineCount = blocks.size[host.rank];
 
-  co_await ringReduceScatterBlocks(host, args.sendbuf, args.recvbuf, blocks, args.dtype, op, wait);
+  co_await ringReduceScatterBlocks(host, args.sendbuf, blocks, mine, args.dtype, op, wait);
 
   CollectiveArgs block{mine, mine, mineCount, args.dtype, op, 0};
   if (fitsAllPairs(across, mineCount * elementSize, across.tuning.allPairsMaxBytes))
@@ -78,23 +94,46 @@ Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const
   char* out = static_cast<char*>(args.recvbuf);
   copyBytes(out + static_cast<size_t>(team.rank) * args.count * elementSize, args.sendbuf, args.count * elementSize);
 
-  // Team indices of each sub-team's members, numbered as hostTeam() and
-  // localIndexTeam() number them: by ascending team index.
-  std::vector<std::vector<int>> indexAt;  // by host, then local index
-  std::vector<int> sameLocalIndex;        // by index in `across`
-  for (int index = 0; index < team.nranks; ++index) {
-    const MemberPlace& place = team.places[index];
-    if (place.host >= static_cast<int>(indexAt.size())) indexAt.resize(place.host + 1);
-    indexAt[place.host].push_back(index);
-    if (place.localIndex == team.places[team.rank].localIndex) sameLocalIndex.push_back(index);
-  }
-  const BlockLayout acrossBlocks = BlockLayout::at(sameLocalIndex, args.count);
+  const Members members(team);
+  const BlockLayout acrossBlocks = BlockLayout::at(members.sameLocalIndex, args.count);
   co_await ringAllGatherBlocks(across, out, acrossBlocks, args.dtype, wait);
 
-  for (const std::vector<int>& ranksOfHost : indexAt) {
+  for (const std::vector<int>& ranksOfHost : members.ofHost) {
     const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
     co_await ringAllGatherBlocks(host, out, hostBlocks, args.dtype, wait);
   }
+}
+
+// ReduceScatter: rank r ends with the sum of every rank's block r. Within
+// each host first, once per host h: member i gets the host's sum of the
+// block of host h's member i (H partial blocks in all, kept in scratch in
+// the order of the local-index team); then across hosts, the ranks with one
+// local index reduce-scatter those. A host's link carries its partial sums
+// of the other hosts' blocks once.
+Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Team host = team.hostTeam();
+  const Team across = team.localIndexTeam();
+  const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
+  const size_t elementSize = loomTypeSize(args.dtype);
+  const size_t blockBytes = args.count * elementSize;
+  const Members members(team);
+  std::vector<char>& partials = team.reduceScratch;
+  partials.resize(members.sameLocalIndex.size() * blockBytes);
+
+  for (const std::vector<int>& ranksOfHost : members.ofHost) {
+    // This rank's block of host h is the block of host h's rank with this
+    // rank's local index: its place among the local-index team's members.
+    const int target = ranksOfHost[host.rank];
+    const size_t slot = static_cast<size_t>(
+        std::find(members.sameLocalIndex.begin(), members.sameLocalIndex.end(), target) -
+        members.sameLocalIndex.begin());
+    const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
+    co_await ringReduceScatterBlocks(host, args.sendbuf, hostBlocks, partials.data() + slot * blockBytes, args.dtype,
+                                     op, wait);
+  }
+  const BlockLayout acrossBlocks = BlockLayout::even(members.sameLocalIndex.size() * args.count, across.nranks);
+  co_await ringReduceScatterBlocks(across, partials.data(), acrossBlocks, args.recvbuf, args.dtype, op, wait);
+  if (args.op == loomAvg) divideArray(args.recvbuf, args.count, args.dtype, team.nranks);
 }
 
 }  // namespace loom

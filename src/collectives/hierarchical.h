@@ -8,6 +8,9 @@
 // 2 ranks, 1 buffer instead of 1.5. AllGather: across hosts among the ranks
 // with one local index, then within each host: the link carries the other
 // hosts' blocks once, where the flat ring carries n-1 blocks each way.
+// ReduceScatter: within each host, then across hosts among the ranks with
+// one local index: the link carries the host's partial sums of the other
+// hosts' blocks once.
 #pragma once
 
 #include <string>
@@ -25,5 +28,6 @@ std::string describeHosts(const Team& team);
 
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
 }  // namespace loom

@@ -54,14 +54,14 @@ size_t BlockLayout::largest() const {
   return size.empty() ? 0 : *std::max_element(size.begin(), size.end());
 }
 
-Task<> ringReduceScatterBlocks(const Team& team, const void* in, void* out, const BlockLayout& blocks,
+Task<> ringReduceScatterBlocks(const Team& team, const void* in, const BlockLayout& blocks, void* result,
                                loomDataType_t dtype, loomRedOp_t op, const WaitContext& wait) {
   Primitives prims(wait, dtype, op, team.nranks);
   const char* src = static_cast<const char*>(in);
-  char* dst = static_cast<char*>(out);
+  char* dst = static_cast<char*>(result);
   ChunkOfBlocks part{blocks, 0, 0, prims.elementSize()};
   if (team.nranks == 1) {
-    copyBytes(dst + part.byteOffset(0), src + part.byteOffset(0), blocks.size[0] * part.elementSize);
+    copyBytes(dst, src + part.byteOffset(0), blocks.size[0] * part.elementSize);
     co_return;
   }
   SendConnection& next = team.next();
@@ -77,7 +77,8 @@ Task<> ringReduceScatterBlocks(const Team& team, const void* in, void* out, cons
       co_await prims.recvReduceSend(prev, next, src + part.byteOffset(block), part.length(block));
     }
     block = team.rank;
-    co_await prims.recvReduce(prev, src + part.byteOffset(block), dst + part.byteOffset(block), part.length(block));
+    co_await prims.recvReduce(prev, src + part.byteOffset(block), dst + part.start * part.elementSize,
+                              part.length(block));
   }
 }
 

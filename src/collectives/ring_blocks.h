@@ -25,10 +25,10 @@ struct BlockLayout {
   size_t largest() const;
 };
 
-// Reduces every member's `in` block by block: block `team.rank` of the
-// result lands at the same offset in `out` (which may be `in`). op is not
-// avg: the caller divides once the whole reduction is done.
-Task<> ringReduceScatterBlocks(const Team& team, const void* in, void* out, const BlockLayout& blocks,
+// Reduces every member's `in` block by block: the sum of block `team.rank`
+// lands at `result` (which may be that block of `in`). op is not avg: the
+// caller divides once the whole reduction is done.
+Task<> ringReduceScatterBlocks(const Team& team, const void* in, const BlockLayout& blocks, void* result,
                                loomDataType_t dtype, loomRedOp_t op, const WaitContext& wait);
 
 // With this rank's block already in place in `buf`, fetches every other

@@ -60,8 +60,9 @@ Task<> largeMessage(TunedCollective collective, const Team& team, const Collecti
   }
 }
 
-// Across hosts with as many ranks on each, AllReduce and AllGather go in
-// steps within and across hosts (hierarchical.h): the network carries less. Single-copy reads
+// Across hosts with as many ranks on each, AllReduce, AllGather and
+// ReduceScatter go in steps within and across hosts (hierarchical.h): the
+// network carries less. Single-copy reads
 // (one transport reaching every peer's memory) beat it, so it waits for them.
 bool useHierarchy(const Team& team) {
   switch (team.tuning.force) {
@@ -103,9 +104,14 @@ Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext
 }
 
 Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  co_await largeMessage(TunedCollective::kReduceScatter, team, args, wait,
-                        args.count * loomTypeSize(args.dtype) * team.nranks, registeredReduceScatter,
-                        directReduceScatter, ringReduceScatter);
+  const size_t bytes = args.count * loomTypeSize(args.dtype) * team.nranks;
+  if (useHierarchy(team)) {
+    noteAlgorithm(team, wait, TunedCollective::kReduceScatter, TunedAlgorithm::kHierarchical, bytes);
+    co_await hierarchicalReduceScatter(team, args, wait);
+  } else {
+    co_await largeMessage(TunedCollective::kReduceScatter, team, args, wait, bytes, registeredReduceScatter,
+                          directReduceScatter, ringReduceScatter);
+  }
 }
 
 // Trees for small messages (fewer hops), chains for large ones (every link

@@ -163,7 +163,7 @@ void Communicator::checkHierarchy() {
   const bool chosen = team_.tuning.force == Tuning::Force::kHierarchical ||
                       (team_.tuning.force == Tuning::Force::kAuto && team_.peerMemory() == nullptr);
   if (team_.rank == 0 && perHost > 0 && chosen)
-    LOOM_INFO("INIT", team_.rank, describeHosts(team_) << ": AllReduce and AllGather run within and across hosts in steps");
+    LOOM_INFO("INIT", team_.rank, describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
 }
 
 void Communicator::placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {

@@ -356,8 +356,8 @@ TEST_P(CollectivesTest, BarrierHoldsEveryRankUntilAllArrive) {
   munmap(arrivals, sizeof(std::atomic<int>) * kRounds);
 }
 
-// Hierarchical AllReduce and AllGather (hierarchical.h) on fake hosts:
-// LOOM_HOST_ID is per process, so ranks run as processes. 3 ranks per host
+// Hierarchical AllReduce, AllGather and ReduceScatter (hierarchical.h) on
+// fake hosts: LOOM_HOST_ID is per process, so ranks run as processes. 3 ranks per host
 // cut the AllReduce buffer into blocks of unequal sizes, 3 hosts make the
 // step across them a ring, and counts below a host's rank count leave some
 // blocks empty.
@@ -376,6 +376,12 @@ TEST_P(HierarchicalTest, AllReduceEveryDtypeOpAndSize) {
   ScopedEnv force("LOOM_ALGO", "hierarchical");
   runRanks(RankMode::kProcesses, ranksInLayout(),
            [](const RankContext& ctx) { checkAllReduce(ctx, {0, 1, 2, 7, 1023, 16381, kLargeCount}); });
+}
+
+TEST_P(HierarchicalTest, ReduceScatterEveryDtypeOpAndSize) {
+  ScopedEnv layout("LOOM_TEST_HOST_LAYOUT", GetParam());
+  ScopedEnv force("LOOM_ALGO", "hierarchical");
+  runRanks(RankMode::kProcesses, ranksInLayout(), [](const RankContext& ctx) { checkReduceScatter(ctx); });
 }
 
 TEST_P(HierarchicalTest, AllGatherEveryDtypeAndSize) {

@@ -45,7 +45,7 @@ grep -q 'LOOM INFO INIT ring 0 2 1 3 crosses 2 host boundaries' "$out" || fail "
 grep -q '1\[fake1\] -> 3\[fake1\].* via SHM' "$out" || fail "ranks 1 and 3 of one fake host did not use shared memory"
 grep -q '0\[fake0\] -> 1\[fake1\].* via TCP' "$out" || fail "ranks 0 and 1 of two fake hosts did not use TCP"
 grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 interleaved fake hosts"
-grep -q 'LOOM INFO INIT 2 hosts with 2 and 2 ranks: AllReduce and AllGather run within and across hosts in steps' "$out" ||
+grep -q 'LOOM INFO INIT 2 hosts with 2 and 2 ranks: AllReduce, AllGather and ReduceScatter run within and across hosts in steps' "$out" ||
   fail "init did not announce the hierarchical AllReduce"
 grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 4 ranks: hierarchical' "$out" ||
   fail "large AllReduce did not run within hosts, then across them"
@@ -58,15 +58,15 @@ grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 6 ranks: hierarchical' "
 echo "ok: 3 interleaved fake hosts: ring 0 3 1 4 2 5, hierarchical AllReduce, exact results"
 # Hosts met out of rank order: ranks 0 and 3 on one, 1 and 2 on the other,
 # so the ranks with local index 1 are 2 (second host) and 3 (first host).
-for program in all_reduce all_gather; do
+for program in all_reduce all_gather reduce_scatter; do
   LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=TUNING timeout -s KILL 120 "$build/tools/loomrun" -n 4 -- sh -c \
     "case \$RANK in 1|2) h=b ;; *) h=a ;; esac; LOOM_HOST_ID=fake\$h exec $build/perf/${program}_perf -b 8 -e 1M -f 32 -c 1 -w 1 -n 2 -d all" \
     > "$out" 2>&1 || fail "$program on hosts a b b a failed"
-  grep -Eq 'LOOM INFO TUNING All(Reduce|Gather) of [0-9]+ bytes on 4 ranks: hierarchical' "$out" ||
+  grep -Eq 'LOOM INFO TUNING (AllReduce|AllGather|ReduceScatter) of [0-9]+ bytes on 4 ranks: hierarchical' "$out" ||
     fail "$program on hosts a b b a did not run in steps within and across hosts"
   grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "$program results were not exact on hosts a b b a"
 done
-echo "ok: fake hosts a b b a: hierarchical AllReduce and AllGather, exact results for every dtype"
+echo "ok: fake hosts a b b a: hierarchical AllReduce, AllGather and ReduceScatter, exact results for every dtype"
 # Hosts of unequal sizes (5 ranks on 2 hosts: 3 and 2) keep the flat ring.
 LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 5 || fail "run on 2 unequal fake hosts failed"
 grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 5 ranks: ring' "$out" ||

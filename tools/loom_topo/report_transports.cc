@@ -23,7 +23,7 @@ std::string upper(std::string text) {
   return text;
 }
 
-// What AllReduce (above all-pairs sizes) and AllGather do on this layout (collectives/hierarchical.h),
+// What AllReduce (above all-pairs sizes), AllGather and ReduceScatter do on this layout (collectives/hierarchical.h),
 // as select.cc decides it; across hosts there are no single-copy reads.
 void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
   Team team;
@@ -32,7 +32,7 @@ void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
     team.places.push_back(MemberPlace{host, seen[host]++, -1, -1});
     team.members.push_back(team.nranks++);
   }
-  os << "  AllReduce, AllGather: ";
+  os << "  AllReduce, AllGather, ReduceScatter: ";
   if (ranksPerHostIfEven(team) > 0)
     os << "within and across hosts in steps (" << describeHosts(team) << ")\n";
   else
