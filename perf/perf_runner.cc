@@ -177,17 +177,35 @@ class PerfRun {
   void complete() {
     for (auto it = requests_.rbegin(); it != requests_.rend(); ++it) {
       if (*it == nullptr) continue;  // an unused handle (one-request calls, SendRecv on one rank)
-      loomResult_t rc = loomWait(*it, -1);
-      if (rc != loomSuccess) {
-        std::fprintf(stderr, "perf: rank %d: %s failed: %s: %s\n", rank_, spec_.name, loomGetErrorString(rc),
-                     loomGetLastError());
-        std::fflush(stdout);
-        loomCommAbort(comm_);
-        std::_Exit(rc == loomTimeout ? kExitTimeout : kExitLibraryError);
-      }
+      const loomResult_t rc = loomWait(*it, -1);
+      if (rc != loomSuccess) failWithFirstError(rc);
       loomRequestFree(*it);
     }
     requests_.clear();
+  }
+
+  // Calls posted after one that failed fail too, saying only that the
+  // communicator failed earlier: the oldest failure is what happened (a
+  // timeout naming the peer, a peer's failure), and its code decides the
+  // exit status (testTimeout or testNcclError). Waiting on a finished
+  // request again gives its outcome again, and none of them can hang.
+  [[noreturn]] void failWithFirstError(loomResult_t rc) {
+    std::string sentence = loomGetLastError();
+    for (loomRequest_t request : requests_) {
+      if (request == nullptr) continue;
+      const loomResult_t first = loomWait(request, -1);
+      if (first != loomSuccess) {
+        rc = first;
+        sentence = loomGetLastError();
+        break;
+      }
+    }
+    std::fprintf(stderr, "perf: rank %d: %s failed: %s: %s\n", rank_, spec_.name, loomGetErrorString(rc),
+                 sentence.c_str());
+    std::fflush(stdout);
+    std::fflush(stderr);
+    loomCommAbort(comm_);
+    std::_Exit(rc == loomTimeout ? kExitTimeout : kExitLibraryError);
   }
 
   void timeTest(loomDataType_t dtype, const NamedOp& op, int root) {
