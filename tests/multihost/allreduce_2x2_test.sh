@@ -7,15 +7,8 @@
 # Usage: allreduce_2x2_test.sh /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf
 set -euo pipefail
 
-if [[ $# -ne 3 || ! -f $1 || ! -x $2 || ! -x $3 ]]; then
-  echo "usage: $0 /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf" >&2
-  exit 2
-fi
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source-path=SCRIPTDIR
-source "$HERE/prerequisites.sh"
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=one_job.sh
+source "$(dirname "${BASH_SOURCE[0]}")/one_job.sh" "$@"
 # A rank that cannot reach another fails within seconds, not 10 minutes.
 export LOOM_TIMEOUT_MS=20000
 

@@ -8,26 +8,12 @@
 # Usage: allreduce_ipv6_test.sh /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf
 set -euo pipefail
 
-if [[ $# -ne 3 || ! -f $1 || ! -x $2 || ! -x $3 ]]; then
-  echo "usage: $0 /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf" >&2
-  exit 2
-fi
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source-path=SCRIPTDIR
-source "$HERE/prerequisites.sh"
-[[ -e /proc/net/if_inet6 ]] || skip "this kernel has no IPv6 (booted with ipv6.disable=1?)"
-[[ $(cat /proc/sys/net/ipv6/conf/default/disable_ipv6) == 0 ]] || skip "IPv6 is disabled (net.ipv6.conf.default.disable_ipv6)"
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=one_job.sh
+source "$(dirname "${BASH_SOURCE[0]}")/one_job.sh" "$@"
+need_ipv6
 # A rank that cannot reach another fails within seconds, not 10 minutes.
 export LOOM_TIMEOUT_MS=20000
 export LOOM_SOCKET_FAMILY=AF_INET6 LOOM_SOCKET_IFNAME='=eth0' LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT
-
-fail() {
-  cat "$WORK/out" >&2
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 status=0
 bash "$1" --loomrun "$2" --ipv6 --hosts 2 -n 2 --timeout 90 -- "$3" -b 8 -e 1M -f 4 -c 1 >"$WORK/out" 2>&1 || status=$?

@@ -9,25 +9,11 @@
 # Usage: socket_ifname_test.sh /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf
 set -euo pipefail
 
-if [[ $# -ne 3 || ! -f $1 || ! -x $2 || ! -x $3 ]]; then
-  echo "usage: $0 /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf" >&2
-  exit 2
-fi
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source-path=SCRIPTDIR
-source "$HERE/prerequisites.sh"
-[[ -e /proc/net/if_inet6 ]] || skip "this kernel has no IPv6 (booted with ipv6.disable=1?)"
-[[ $(cat /proc/sys/net/ipv6/conf/default/disable_ipv6) == 0 ]] || skip "IPv6 is disabled (net.ipv6.conf.default.disable_ipv6)"
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=one_job.sh
+source "$(dirname "${BASH_SOURCE[0]}")/one_job.sh" "$@"
+need_ipv6
 export LOOM_TIMEOUT_MS=20000 LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT
 unset LOOM_SOCKET_FAMILY
-
-fail() {
-  cat "$WORK/out" >&2
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 # run LIST: 2 hosts of 1 rank, with LOOM_SOCKET_IFNAME=LIST; sets status.
 run() {
