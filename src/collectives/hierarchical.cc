@@ -60,8 +60,9 @@ std::string describeHosts(const Team& team) {
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Team host = team.hostTeam();
   const Team across = team.localIndexTeam();
-  // Block i belongs to host index i; the members of `across` share this
-  // rank's host index, so they all reduce the same block.
+  // Block i belongs to the host team's member i, the rank with local index
+  // i; the members of `across` share this rank's local index, so they all
+  // reduce the same block.
   if (host.rank != team.places[team.rank].localIndex)
     fail(loomInternalError, "a host team's index differs from the rank's local index");
   // avg is a sum until the very end, divided once by every rank's count.

@@ -62,8 +62,8 @@ Task<> largeMessage(TunedCollective collective, const Team& team, const Collecti
 
 // Across hosts with as many ranks on each, AllReduce, AllGather and
 // ReduceScatter go in steps within and across hosts (hierarchical.h): the
-// network carries less. Single-copy reads
-// (one transport reaching every peer's memory) beat it, so it waits for them.
+// network carries less. Single-copy reads (one transport reaching every
+// peer's memory) beat it, so it steps aside for them.
 bool useHierarchy(const Team& team) {
   switch (team.tuning.force) {
     case Tuning::Force::kHierarchical: return true;  // init checked the layout
