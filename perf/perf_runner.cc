@@ -136,9 +136,10 @@ class PerfRun {
     return s;
   }
 
-  [[noreturn]] void fail(loomResult_t rc, const std::string& what) const {
+  // `sentence`: why, when the communicator's last error is not it.
+  [[noreturn]] void fail(loomResult_t rc, const std::string& what, const char* sentence = nullptr) const {
     std::fprintf(stderr, "perf: rank %d: %s failed: %s: %s\n", rank_, what.c_str(), loomGetErrorString(rc),
-                 loomCommGetLastError(comm_));
+                 sentence != nullptr ? sentence : loomCommGetLastError(comm_));
     std::fflush(stdout);
     std::fflush(stderr);
     loomCommAbort(comm_);
@@ -200,12 +201,7 @@ class PerfRun {
         break;
       }
     }
-    std::fprintf(stderr, "perf: rank %d: %s failed: %s: %s\n", rank_, spec_.name, loomGetErrorString(rc),
-                 sentence.c_str());
-    std::fflush(stdout);
-    std::fflush(stderr);
-    loomCommAbort(comm_);
-    std::_Exit(rc == loomTimeout ? kExitTimeout : kExitLibraryError);
+    fail(rc, spec_.name, sentence.c_str());
   }
 
   void timeTest(loomDataType_t dtype, const NamedOp& op, int root) {

@@ -67,7 +67,7 @@ Task<> largeMessage(TunedCollective collective, const Team& team, const Collecti
 bool useHierarchy(const Team& team) {
   switch (team.tuning.force) {
     case Tuning::Force::kHierarchical: return true;  // init checked the layout
-    case Tuning::Force::kAuto: return team.peerMemory() == nullptr && ranksPerHostIfEven(team) > 0;
+    case Tuning::Force::kAuto: return team.ranksPerHost > 0 && team.peerMemory() == nullptr;
     default: return false;
   }
 }

@@ -40,6 +40,10 @@ struct Team {
   std::vector<int> ring;               // ring[i] is the team index at ring position i
   int ringPosition = 0;                // this rank's position in `ring`
   Connections* connections = nullptr;  // by communicator rank; null when the communicator has one rank
+  // Ranks per host when the members sit on several hosts with as many (at
+  // least two) on each, as hierarchical.h needs; 0 otherwise. Set once at
+  // init for the communicator's team (sub-teams keep 0: they do not nest).
+  int ranksPerHost = 0;
   Tuning tuning;
   RegisteredRegions* windows = nullptr;  // registered buffers (registered.h); changed only by (de)registration
   // Scratch for a schedule that keeps partial results across its waits;

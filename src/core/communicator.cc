@@ -155,7 +155,7 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
 // A forced algorithm is never silently replaced (as LOOM_ALGO=direct): the
 // three steps need every host to hold as many ranks.
 void Communicator::checkHierarchy() {
-  const int perHost = ranksPerHostIfEven(team_);
+  const int perHost = team_.ranksPerHost = ranksPerHostIfEven(team_);
   if (team_.tuning.force == Tuning::Force::kHierarchical && perHost == 0)
     fail(loomUnsupported, "LOOM_ALGO=hierarchical needs ranks on at least two hosts with as many on each, at least "
                           "two: this communicator has " +
@@ -163,7 +163,8 @@ void Communicator::checkHierarchy() {
   const bool chosen = team_.tuning.force == Tuning::Force::kHierarchical ||
                       (team_.tuning.force == Tuning::Force::kAuto && team_.peerMemory() == nullptr);
   if (team_.rank == 0 && perHost > 0 && chosen)
-    LOOM_INFO("INIT", team_.rank, describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
+    LOOM_INFO("INIT", team_.rank,
+              describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
 }
 
 void Communicator::placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
