@@ -2,7 +2,9 @@
 
 #include <cctype>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "topology/int_text.h"
 
@@ -17,7 +19,15 @@ bool isIoOrMisc(const std::string& type) {
 
 void checkPair(const XmlDoc& doc, const xmlNode* n, const std::string& type, const char* set, const char* complete) {
   bool hasSet = hasAttr(n, set), hasComplete = hasAttr(n, complete);
-  if (hasSet == hasComplete) return;
+  if (hasSet && hasComplete) return;
+  if (!hasSet && !hasComplete) {
+    // hwloc 2.9.0 dereferences the missing set of a 1.x file's root or NUMA
+    // node (SIGSEGV in hwloc_bitmap_isequal); upstream now refuses any such
+    // object (open-mpi/hwloc 837a039), and so does Loom, whatever the format.
+    doc.failAt(n, "<object type=\"", type, "\"> has neither ", set, " nor ", complete,
+               " (hwloc writes both on every object that is not I/O or Misc; hwloc 2.9.0 can crash on a file "
+               "without them)");
+  }
   const char* present = hasSet ? set : complete;
   const char* missing = hasSet ? complete : set;
   // open-mpi/hwloc#783: hwloc accepts the object, then orders siblings by
@@ -59,6 +69,50 @@ void checkBitmaps(const XmlDoc& doc, const xmlNode* n, const std::string& type) 
       doc.failAt(n, "<object type=\"", type, "\"> has ", set, "=\"", value,
                  "\", which is not an hwloc bitmap (comma-separated hex words such as 0x000000ff)");
   }
+}
+
+// The indexes a valid hwloc bitmap text holds (isHwlocBitmap), or nullopt
+// for an infinite set: the last word is indexes 0-31, each word before it
+// 32 higher.
+std::optional<std::vector<unsigned>> bitmapMembers(const std::string& text) {
+  if (text.rfind("0xf...f,", 0) == 0) return std::nullopt;
+  std::vector<std::string> words;
+  for (size_t at = 0;;) {
+    size_t end = text.find(',', at);
+    words.push_back(text.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  std::vector<unsigned> members;
+  for (size_t w = 0; w < words.size(); w++) {
+    std::string digits = words[words.size() - 1 - w];
+    if (digits.rfind("0x", 0) == 0 || digits.rfind("0X", 0) == 0) digits.erase(0, 2);
+    // Leading zeros aside, a word has at most 8 hex digits (32 bits).
+    size_t first = digits.find_first_not_of('0');
+    if (first == std::string::npos) continue;
+    digits.erase(0, first);
+    if (digits.size() > 8) return std::nullopt;
+    unsigned long bits = std::stoul(digits, nullptr, 16);
+    for (unsigned b = 0; b < 32; b++)
+      if (bits & (1ul << b)) members.push_back(static_cast<unsigned>(w * 32 + b));
+  }
+  return members;
+}
+
+// hwloc writes a PU's cpuset as the one bit of its os_index, and a NUMA
+// node's nodeset likewise; hwloc 2.9.0 keeps whatever a file says without
+// comparing the two (upstream checks since open-mpi/hwloc 51f0c26). Loom
+// numbers CPUs and NUMA nodes by os_index, so a PU whose cpuset names
+// another CPU would land in the wrong NUMA node, or in none.
+void checkOwnBit(const XmlDoc& doc, const xmlNode* n, const std::string& type) {
+  const char* set = type == "PU" ? "cpuset" : type == "NUMANode" ? "nodeset" : nullptr;
+  if (set == nullptr || !hasAttr(n, "os_index") || !hasAttr(n, set)) return;
+  std::string index = attrValue(n, "os_index"), bits = attrValue(n, set);
+  std::optional<int> os = parseDecimalInt(index);
+  std::optional<std::vector<unsigned>> members = bitmapMembers(bits);
+  if (!os || !members || *members != std::vector<unsigned>{static_cast<unsigned>(*os)})
+    doc.failAt(n, "<object type=\"", type, "\" os_index=\"", index, "\"> has ", set, "=\"", bits,
+               "\", which is not that one index (hwloc writes a ", type, "'s ", set, " as the bit of its os_index)");
 }
 
 // hwloc stores these numbers into enums unchecked; a value outside the enum
@@ -162,6 +216,8 @@ void checkBusIdUnique(const XmlDoc& doc, const xmlNode* n, const std::string& ty
 void checkObjects(const XmlDoc& doc, const xmlNode* node, bool first, std::map<std::string, int>& busIds) {
   for (; node != nullptr; node = node->next) {
     if (node->type != XML_ELEMENT_NODE || elementName(node) != "object") continue;
+    if (!hasAttr(node, "type"))
+      doc.failAt(node, "<object> has no type attribute (hwloc writes one on every object, such as type=\"Package\")");
     std::string type = attrValue(node, "type");
     if (first && isIoOrMisc(type)) {
       // open-mpi/hwloc#800: an I/O root has no parent to take its locality
@@ -170,6 +226,7 @@ void checkObjects(const XmlDoc& doc, const xmlNode* node, bool first, std::map<s
                        "hwloc releases without open-mpi/hwloc#800 crash on such a file)");
     }
     checkBitmaps(doc, node, type);
+    checkOwnBit(doc, node, type);
     checkEnums(doc, node, type);
     checkPciAttrs(doc, node, type);
     checkBusIdUnique(doc, node, type, busIds);

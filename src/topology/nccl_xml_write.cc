@@ -52,8 +52,11 @@ class Writer {
   explicit Writer(const Topology& t) : t_(t) {}
 
   std::string write() {
+    // The mask is as wide as the CPUs the <cpu> elements list, nothing
+    // else: a reader sees only those, so a PU outside every NUMA node (an
+    // edited hwloc file) must not widen it, or the dump would not read back
+    // to the same text.
     int maxCpu = 0;
-    for (const Pu& pu : t_.pus) maxCpu = std::max(maxCpu, pu.os);
     for (int c : t_.cpuNodes()) {
       for (int cpu : t_.nodes[c].cpus) maxCpu = std::max(maxCpu, cpu);
     }

@@ -64,6 +64,46 @@ TEST(TopologyFuzzFindings, HwlocObjectWithCompleteNodesetButNoNodesetIsRefusedWi
   EXPECT_NE(e.find(".xml:5: <object type=\"Package\"> has complete_nodeset but no nodeset"), std::string::npos) << e;
 }
 
+// Found by CI's fuzzer: hwloc 2.9.0 segfaults (in hwloc_bitmap_isequal) on
+// a 1.x file whose NUMA node has no cpusets, or whose root has no nodesets;
+// upstream hwloc now refuses any object without all four sets, as Loom does
+// (tests/fuzz/regressions/hwloc_xml/hwloc1-*.xml replay the crashing files).
+TEST(TopologyFuzzFindings, HwlocObjectWithoutASetPairIsRefusedWithItsLine) {
+  std::string e = errorOf("fuzz_no_cpusets.xml", hwlocMachine("os_index=\"0\" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\""));
+  EXPECT_NE(e.find(".xml:5: <object type=\"Package\"> has neither cpuset nor complete_cpuset"), std::string::npos) << e;
+  e = errorOf("fuzz_no_nodesets.xml", hwlocMachine(kGoodPackage, "os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""));
+  EXPECT_NE(e.find(".xml:6: <object type=\"NUMANode\"> has neither nodeset nor complete_nodeset"), std::string::npos) << e;
+  for (const char* file : {"hwloc1-numa-node-without-cpusets.xml", "hwloc1-machine-without-nodesets.xml"}) {
+    std::string path = std::string(LOOM_TEST_DATA_DIR) + "/../fuzz/regressions/hwloc_xml/" + file;
+    try {
+      readTopologyFile(path, nullptr);
+      ADD_FAILURE() << file << " accepted";
+    } catch (const Error& err) {
+      EXPECT_NE(std::string(err.what()).find("has neither "), std::string::npos) << err.what();
+    }
+  }
+}
+
+// Found by the fuzzer: a PU whose cpuset is not the bit of its os_index
+// (hwloc 2.9.0 keeps both as written) made Loom number a CPU outside every
+// NUMA node, and the NCCL XML dump then did not read back to the same text.
+TEST(TopologyFuzzFindings, HwlocPuOrNumaNodeWhoseSetIsNotItsOwnIndexIsRefusedWithItsLine) {
+  std::string machine = hwlocMachine(kGoodPackage);
+  std::string pu = machine;
+  pu.replace(pu.find("os_index=\"1\" cpuset=\"0x00000002\""), 32, "os_index=\"9\" cpuset=\"0x00000002\"");
+  std::string e = errorOf("fuzz_pu_bit.xml", pu);
+  EXPECT_NE(e.find(".xml:9: <object type=\"PU\" os_index=\"9\"> has cpuset=\"0x00000002\", which is not that one index"),
+            std::string::npos) << e;
+  e = errorOf("fuzz_numa_bit.xml", hwlocMachine(kGoodPackage, "os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\" nodeset=\"0x00000003\" complete_nodeset=\"0x00000003\""));
+  EXPECT_NE(e.find(".xml:6: <object type=\"NUMANode\" os_index=\"0\"> has nodeset=\"0x00000003\""), std::string::npos) << e;
+  std::string untyped = machine;
+  untyped.replace(untyped.find("<object type=\"Core\""), 19, "<object");
+  e = errorOf("fuzz_untyped.xml", untyped);
+  EXPECT_NE(e.find(".xml:7: <object> has no type attribute"), std::string::npos) << e;
+  // PUs past 32 (bits in a later word, "0x00000001,0x0") pass: the 72-CPU
+  // fixtures other tests load are written that way.
+}
+
 // hwloc 2.9.0 reads a malformed bitmap as a partial set, ends with an empty
 // topology and dereferences NULL (tests/fuzz/regressions/hwloc_xml/
 // topology-became-empty.xml, found by the fuzzer).
