@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,8 +71,8 @@ class Buffer {
       arena_ = arena;
       base_ = arena->take(whole);
     } else {
-      storage_.resize(whole);
-      base_ = storage_.data();
+      storage_.reset(new unsigned char[whole]);  // not zeroed: poisoned below
+      base_ = storage_.get();
     }
     std::memset(base_, 0xEE, whole);
   }
@@ -89,7 +90,7 @@ class Buffer {
   size_t size() const { return bytes_; }
 
  private:
-  std::vector<unsigned char> storage_;
+  std::unique_ptr<unsigned char[]> storage_;
   RegisteredArena* arena_ = nullptr;
   unsigned char* base_ = nullptr;
   size_t offset_;
