@@ -19,6 +19,13 @@ bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
 }
 
 Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  std::vector<int> inTeamOrder(team.nranks);
+  for (int r = 0; r < team.nranks; ++r) inTeamOrder[r] = r;
+  co_await allPairsAllReduce(team, args, wait, inTeamOrder);
+}
+
+Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                         const std::vector<int>& combineOrder) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   // In place, out overwrites this rank's input before its turn comes; the
   // copy already sent to a peer serves instead. It stays intact until this
@@ -32,17 +39,17 @@ Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const Wai
     to.post(bytes);
     if (ownInput == nullptr) ownInput = slot;
   }
-  // Every rank combines the inputs in rank order, so all ranks get bitwise
+  // Every rank combines the inputs in one order, so all ranks get bitwise
   // the same floating-point result.
   void* out = args.recvbuf;
-  for (int r = 0; r < team.nranks; ++r) {
+  for (int r : combineOrder) {
     const void* input = ownInput;
     RecvConnection* from = nullptr;
     if (r != team.rank) {
       from = &team.recvFrom(r);
       input = co_await from->acquire(wait);
     }
-    if (r == 0)
+    if (r == combineOrder.front())
       copyBytes(out, input, bytes);
     else
       reduceArrays(out, out, input, args.count, args.dtype, args.op);

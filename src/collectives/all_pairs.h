@@ -13,6 +13,11 @@ namespace loom {
 bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes);
 
 Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+// The same, combining the members' inputs in `combineOrder` (team indices,
+// each once) instead of team order: teams that hold the same inputs in
+// different orders then get bitwise the same result.
+Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                         const std::vector<int>& combineOrder);
 Task<> allPairsBarrier(const Team& team, const WaitContext& wait);
 
 // Every rank sends `bytes` (at most a slot) from `mine` to every peer and

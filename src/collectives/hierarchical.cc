@@ -84,6 +84,35 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   co_await ringAllGatherBlocks(host, args.recvbuf, blocks, args.dtype, wait);
 }
 
+bool fitsHierarchicalAllPairs(const Team& team, size_t bytes) {
+  if (team.ranksPerHost == 0) return false;
+  const Team host = team.hostTeam();
+  const Team across = team.localIndexTeam();
+  return fitsAllPairs(host, bytes, team.tuning.allPairsMaxBytes) &&
+         fitsAllPairs(across, bytes, team.tuning.allPairsMaxBytes);
+}
+
+// Small AllReduce: all-pairs within each host (shared memory), then among
+// the ranks with one local index (the network), each rank sending one
+// message per other host where the flat all-pairs sends one per remote
+// rank. Each host's sum is combined in host order, which is not every
+// local-index team's member order (ranks need not be numbered host by
+// host), so that every rank gets bitwise the same result.
+Task<> hierarchicalAllPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Team host = team.hostTeam();
+  const Team across = team.localIndexTeam();
+  const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
+  co_await allPairsAllReduce(host, CollectiveArgs{args.sendbuf, args.recvbuf, args.count, args.dtype, op, 0}, wait);
+
+  std::vector<int> byHost(across.nranks);
+  for (int i = 0; i < across.nranks; ++i) byHost[i] = i;
+  std::sort(byHost.begin(), byHost.end(),
+            [&](int a, int b) { return across.places[a].host < across.places[b].host; });
+  co_await allPairsAllReduce(across, CollectiveArgs{args.recvbuf, args.recvbuf, args.count, args.dtype, op, 0}, wait,
+                             byHost);
+  if (args.op == loomAvg) divideArray(args.recvbuf, args.count, args.dtype, team.nranks);
+}
+
 // AllGather: block r of the result is rank r's. Across hosts first, each
 // rank fetches the blocks of the ranks with its local index; then within
 // each host, once per host h, member i passes on the block of host h's

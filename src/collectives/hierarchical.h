@@ -27,6 +27,12 @@ int ranksPerHostIfEven(const Team& team);
 std::string describeHosts(const Team& team);
 
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+
+// Whether a small AllReduce of `bytes` can go all-pairs within each host,
+// then all-pairs across (hierarchicalAllPairsAllReduce): an even layout
+// (Team::ranksPerHost) and a message that fits both steps' limits.
+bool fitsHierarchicalAllPairs(const Team& team, size_t bytes);
+Task<> hierarchicalAllPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 

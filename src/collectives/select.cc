@@ -77,13 +77,18 @@ bool useHierarchy(const Team& team) {
 Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   const Tuning& tuning = team.tuning;
+  const bool hierarchy = useHierarchy(team);
   bool allPairs = tuning.force == Tuning::Force::kAllPairs
                       ? fitsAllPairs(team, bytes, SIZE_MAX)
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
-  if (allPairs) {
+  if (hierarchy && (allPairs || tuning.force == Tuning::Force::kHierarchical) &&
+      fitsHierarchicalAllPairs(team, bytes)) {
+    noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHierarchicalAllPairs, bytes);
+    co_await hierarchicalAllPairsAllReduce(team, args, wait);
+  } else if (allPairs) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, bytes);
     co_await allPairsAllReduce(team, args, wait);
-  } else if (useHierarchy(team)) {
+  } else if (hierarchy) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical, bytes);
     co_await hierarchicalAllReduce(team, args, wait);
   } else {

@@ -11,7 +11,17 @@
 namespace loom {
 
 enum class TunedCollective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kBarrier, kCount };
-enum class TunedAlgorithm { kAllPairs, kRing, kDirect, kRegistered, kTree, kChain, kHierarchical, kCount };
+enum class TunedAlgorithm {
+  kAllPairs,
+  kRing,
+  kDirect,
+  kRegistered,
+  kTree,
+  kChain,
+  kHierarchical,
+  kHierarchicalAllPairs,
+  kCount
+};
 
 // Notes the algorithm in the operation's flight-recorder entry
 // (wait.algorithm) and logs it the first time. Cheap when TUNING is not

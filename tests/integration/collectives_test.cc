@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -388,6 +390,47 @@ TEST_P(HierarchicalTest, AllGatherEveryDtypeAndSize) {
   ScopedEnv layout("LOOM_TEST_HOST_LAYOUT", GetParam());
   ScopedEnv force("LOOM_ALGO", "hierarchical");
   runRanks(RankMode::kProcesses, ranksInLayout(), [](const RankContext& ctx) { checkAllGather(ctx); });
+}
+
+// Sums of floats that do not add exactly (the order of additions shows in
+// the last bits) must come out bitwise the same on every rank, whichever
+// algorithm runs: a gradient that differs between ranks makes replicas
+// drift apart. Hosts a b c c b a: the ranks with local index 1 are 3, 4, 5
+// on hosts c, b, a, the reverse of index 0's, so a step across hosts that
+// combined in team order would add in another order there. Small and
+// large counts, default choice (so the small all-pairs in steps and the
+// large ring in steps both run).
+TEST(HierarchicalLayoutTest, FloatSumsAreBitwiseTheSameOnEveryRank) {
+  HarnessOptions options;
+  options.createComm = false;
+  runRanks(
+      RankMode::kProcesses, 6,
+      [](const RankContext& ctx) {
+        const char* hosts[] = {"a", "b", "c", "c", "b", "a"};
+        setenv("LOOM_HOST_ID", (std::string("bitwise-") + hosts[ctx.rank]).c_str(), 1);
+        loomComm_t comm = nullptr;
+        ASSERT_EQ(loomCommInitRank(&comm, ctx.nranks, *ctx.id, ctx.rank, nullptr), loomSuccess) << loomGetLastError();
+        for (size_t count : {size_t{1}, size_t{257}, size_t{300001}}) {
+          std::vector<float> values(count);
+          for (size_t i = 0; i < count; ++i)
+            values[i] = 0.1f * static_cast<float>(ctx.rank + 1) / static_cast<float>(i % 97 + 3) + 1e-7f * i;
+          for (loomRedOp_t op : {loomSum, loomAvg}) {
+            std::vector<float> result(count);
+            ASSERT_EQ(loomAllReduce(values.data(), result.data(), count, loomFloat32, op, comm, nullptr, nullptr),
+                      loomSuccess)
+                << loomCommGetLastError(comm);
+            std::vector<float> everyRank(count * ctx.nranks);
+            ASSERT_EQ(loomAllGather(result.data(), everyRank.data(), count, loomFloat32, comm, nullptr, nullptr),
+                      loomSuccess)
+                << loomCommGetLastError(comm);
+            for (int r = 1; r < ctx.nranks; ++r)
+              EXPECT_EQ(std::memcmp(&everyRank[0], &everyRank[r * count], count * sizeof(float)), 0)
+                  << loomOpName(op) << " of " << count << " floats: rank " << r << "'s result differs from rank 0's";
+          }
+        }
+        EXPECT_EQ(loomCommDestroy(comm), loomSuccess);
+      },
+      options);
 }
 
 INSTANTIATE_TEST_SUITE_P(Hosts, HierarchicalTest, ::testing::Values("2,2", "3,3", "2,2,2"),
