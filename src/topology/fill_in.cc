@@ -7,6 +7,7 @@
 #include "core/logging.h"
 #include "topology/nccl_xml.h"
 #include "topology/paths.h"
+#include "topology/pci.h"
 
 namespace loom::topo {
 
@@ -46,7 +47,34 @@ void fillCpu(Node& cpu, const Node& seen) {
   fillIfUnset(cpu.modelId, seen.modelId, -1);
 }
 
+// Whether the file's own class (if it has one) fits a device of `kind`.
+bool classFits(int32_t classCode, NodeKind kind) {
+  if (classCode < 0) return true;
+  switch (kind) {
+    case NodeKind::kNic: return isNetworkClass(classCode);
+    case NodeKind::kGpu: return isDisplayClass(classCode);
+    case NodeKind::kPciSwitch: return isBridgeClass(classCode);
+    case NodeKind::kNvSwitch: return isNvSwitchClass(classCode);
+    default: return true;
+  }
+}
+
 void fillPci(Node& dev, const Node& seen) {
+  // A plain PCI device of the file (a bare <pci busid>, or a NIC the file
+  // gives no port NCCL uses) becomes whatever the machine has at that
+  // address, if its class, when it has one, fits. Anything else the file
+  // already made into something (by its class, or by its children: a
+  // switch, a GPU, a NIC); where the machine has another kind of device
+  // there, its class and ids would contradict the file (a NIC holding PCI
+  // devices, which no dump reads back), so that device takes nothing.
+  const bool takesMachineKind = dev.kind == NodeKind::kPciDevice && classFits(dev.pci.classCode, seen.kind);
+  if (!takesMachineKind && dev.kind != seen.kind) {
+    LOOM_WARN("INIT", -1, "topology file: line " << dev.line << ": <pci> " << dev.pci.busId << " is a "
+                                                 << nodeKindName(dev.kind) << " in the file but a "
+                                                 << nodeKindName(seen.kind)
+                                                 << " on this machine; nothing is filled in from the machine's device");
+    return;
+  }
   PciInfo& p = dev.pci;
   fillIfUnset(p.classCode, seen.pci.classCode, -1);
   fillIfUnset(p.vendor, seen.pci.vendor, -1);
@@ -55,13 +83,10 @@ void fillPci(Node& dev, const Node& seen) {
   fillIfUnset(p.subDevice, seen.pci.subDevice, -1);
   fillIfUnset(p.linkSpeed, seen.pci.linkSpeed, std::string());
   fillIfUnset(p.linkWidth, seen.pci.linkWidth, 0);
-  // A bare <pci busid> becomes whatever the machine says sits there.
-  if (dev.kind == NodeKind::kPciDevice) dev.kind = seen.kind;
-  if (dev.kind == seen.kind) {
-    fillIfUnset(dev.model, seen.model, std::string());
-    if (dev.nets.empty()) dev.nets = seen.nets;
-    dev.rdma = dev.rdma || seen.rdma;
-  }
+  dev.kind = seen.kind;
+  fillIfUnset(dev.model, seen.model, std::string());
+  if (dev.nets.empty()) dev.nets = seen.nets;
+  dev.rdma = dev.rdma || seen.rdma;
 }
 
 // GPUs and RDMA NICs the file does not list hang off the CPU node of their

@@ -173,6 +173,54 @@ TEST(TopologyFuzzFindings, FillInGivesACpuOnlyCpusNoOtherCpuLists) {
   EXPECT_EQ(ncclXml(*back), dump);
 }
 
+// Found by the fuzzer (nccl_xml, filled from a detected machine): a <pci>
+// without a class that holds other <pci> devices is a switch in the file;
+// where the machine has a NIC at that address, filling in the NIC's class
+// made a NIC that holds PCI devices, and the dump did not read back. A
+// device the file made into another kind now takes nothing from the
+// machine, and the dump round-trips.
+TEST(TopologyFuzzFindings, FillInLeavesAFileSwitchAloneWhereTheMachineHasANic) {
+  auto detected = loadText("fuzz_detected_nic.xml",
+                           "<system version=\"1\">\n"
+                           "  <cpu numaid=\"0\" affinity=\"00000003\" package=\"0\">\n"
+                           "    <pci busid=\"0000:08:00.0\" class=\"0x020700\" vendor=\"0x15b3\" device=\"0x1017\">\n"
+                           "      <nic><net name=\"mlx5_0\" dev=\"0\"/></nic>\n"
+                           "    </pci>\n"
+                           "  </cpu>\n"
+                           "</system>\n");
+  std::string path = writeTemp("fuzz_file_switch.xml",
+                               "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"08:00.0\"><pci busid=\"00:00.0\"/>"
+                               "</pci></cpu></system>\n");
+  auto t = readTopologyFile(path, detected.get());
+  const int sw = t->findBusId("0000:08:00.0");
+  ASSERT_GE(sw, 0);
+  EXPECT_EQ(t->nodes[sw].kind, NodeKind::kPciSwitch);
+  EXPECT_EQ(t->nodes[sw].pci.classCode, -1);
+  EXPECT_EQ(t->nodes[sw].pci.vendor, -1);
+  std::string dump = ncclXml(*t);
+  auto back = loadText("fuzz_file_switch_dump.xml", dump);
+  EXPECT_EQ(ncclXml(*back), dump);
+
+  // A plain device of the file still becomes what the machine has there
+  // when its class fits: a NIC whose ports are all net="0" (not a NIC in
+  // the file) is a NIC again; one of another class stays as the file says.
+  path = writeTemp("fuzz_file_plain.xml",
+                   "<system version=\"1\"><cpu numaid=\"0\">"
+                   "<pci busid=\"0000:08:00.0\" class=\"0x020700\"><nic><net name=\"gin0\" dev=\"0\" net=\"0\"/></nic></pci>"
+                   "</cpu></system>\n");
+  t = readTopologyFile(path, detected.get());
+  EXPECT_EQ(t->nodes[t->findBusId("0000:08:00.0")].kind, NodeKind::kNic);
+  path = writeTemp("fuzz_file_nvme.xml",
+                   "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:08:00.0\" class=\"0x010802\"/>"
+                   "</cpu></system>\n");
+  t = readTopologyFile(path, detected.get());
+  const Node& nvme = t->nodes[t->findBusId("0000:08:00.0")];
+  EXPECT_EQ(nvme.kind, NodeKind::kPciDevice);
+  EXPECT_EQ(nvme.pci.vendor, -1);
+  dump = ncclXml(*t);
+  EXPECT_EQ(ncclXml(*loadText("fuzz_file_nvme_dump.xml", dump)), dump);
+}
+
 // Finding 8 (RELIABILITY.md numbering): hwloc's libxml2 plugin leaves
 // libxml2's process-wide error handler pointing into itself when hwloc
 // unloads it; the next malformed file then crashed instead of failing.
