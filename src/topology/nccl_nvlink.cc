@@ -69,15 +69,18 @@ class NvlinkResolver {
     auto address = normalizeBusId(p.target);
     // The GPU's own bus id, which its other MLOPart partition shares too.
     if (address && *address == t_.nodes[p.gpu].pci.busId) return keepSelf(p);
+    // The class says a link goes to the CPU whatever sits at its target
+    // address (as in NCCL); looked up first, a switch that another <nvlink>
+    // made at that address would swallow it, and the dump would lose it.
+    if (isNvlinkCpuClass(p.tclass)) {
+      LOOM_INFO("INIT", -1, doc_.path() << ":" << lineOf(p.where) << ": NVLink to CPU " << p.target << " ignored");
+      return keep(p);
+    }
     int found = address ? index_.find(*address) : -1;
     if (found >= 0) return linkTo(p, found);
     if (isDisplayClass(p.tclass)) {
       if (!address) doc_.failAt(p.where, "<nvlink> has target '", p.target, "' which is not a PCI address");
       return keepUnlisted(p, *address);
-    }
-    if (isNvlinkCpuClass(p.tclass)) {
-      LOOM_INFO("INIT", -1, doc_.path() << ":" << lineOf(p.where) << ": NVLink to CPU " << p.target << " ignored");
-      return keep(p);
     }
     linkTo(p, hiddenSwitch(p, address));
   }

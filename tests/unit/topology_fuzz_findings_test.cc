@@ -221,6 +221,20 @@ TEST(TopologyFuzzFindings, FillInLeavesAFileSwitchAloneWhereTheMachineHasANic) {
   EXPECT_EQ(ncclXml(*loadText("fuzz_file_nvme_dump.xml", dump)), dump);
 }
 
+// Found by the fuzzer (nccl_xml): an <nvlink> to the CPU (tclass 0x068001)
+// whose target address another <nvlink> of the GPU makes a switch was kept
+// for the dump on the first read, then taken for that switch on reading
+// the dump, and lost. The class decides, whatever sits at the address.
+TEST(TopologyFuzzFindings, CpuNvlinkSurvivesASwitchLinkToTheSameAddress) {
+  auto t = loadText("fuzz_cpu_nvlink.xml",
+                    "<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"00:00.0\"><gpu>"
+                    "<nvlink target=\"c5:00.0\" tclass=\"0x68001\"/><nvlink target=\"c5:00.0\"/>"
+                    "</gpu></pci></cpu></system>\n");
+  std::string dump = ncclXml(*t);
+  EXPECT_NE(dump.find("tclass=\"0x68001\""), std::string::npos) << dump;
+  EXPECT_EQ(ncclXml(*loadText("fuzz_cpu_nvlink_dump.xml", dump)), dump);
+}
+
 // Finding 8 (RELIABILITY.md numbering): hwloc's libxml2 plugin leaves
 // libxml2's process-wide error handler pointing into itself when hwloc
 // unloads it; the next malformed file then crashed instead of failing.
