@@ -18,14 +18,8 @@ bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
   return bytes <= team.sendTo(peer).slotBytes();
 }
 
-Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  std::vector<int> inTeamOrder(team.nranks);
-  for (int r = 0; r < team.nranks; ++r) inTeamOrder[r] = r;
-  co_await allPairsAllReduce(team, args, wait, inTeamOrder);
-}
-
 Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<int>& combineOrder) {
+                         const std::vector<int>* combineOrder) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   // In place, out overwrites this rank's input before its turn comes; the
   // copy already sent to a peer serves instead. It stays intact until this
@@ -42,14 +36,15 @@ Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const Wai
   // Every rank combines the inputs in one order, so all ranks get bitwise
   // the same floating-point result.
   void* out = args.recvbuf;
-  for (int r : combineOrder) {
+  for (int k = 0; k < team.nranks; ++k) {
+    const int r = combineOrder != nullptr ? (*combineOrder)[k] : k;
     const void* input = ownInput;
     RecvConnection* from = nullptr;
     if (r != team.rank) {
       from = &team.recvFrom(r);
       input = co_await from->acquire(wait);
     }
-    if (r == combineOrder.front())
+    if (k == 0)
       copyBytes(out, input, bytes);
     else
       reduceArrays(out, out, input, args.count, args.dtype, args.op);

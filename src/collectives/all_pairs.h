@@ -12,12 +12,11 @@ namespace loom {
 // `limitBytes` (above it the ring's lower memory traffic wins).
 bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes);
 
-Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
-// The same, combining the members' inputs in `combineOrder` (team indices,
-// each once) instead of team order: teams that hold the same inputs in
-// different orders then get bitwise the same result.
+// Every rank combines the members' inputs in team order, or in
+// `combineOrder` (team indices, each once) when given: teams that hold the
+// same inputs in different orders then get bitwise the same result.
 Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<int>& combineOrder);
+                         const std::vector<int>* combineOrder = nullptr);
 Task<> allPairsBarrier(const Team& team, const WaitContext& wait);
 
 // Every rank sends `bytes` (at most a slot) from `mine` to every peer and

@@ -85,11 +85,16 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
 }
 
 bool fitsHierarchicalAllPairs(const Team& team, size_t bytes) {
-  if (team.ranksPerHost == 0) return false;
-  const Team host = team.hostTeam();
-  const Team across = team.localIndexTeam();
-  return fitsAllPairs(host, bytes, team.tuning.allPairsMaxBytes) &&
-         fitsAllPairs(across, bytes, team.tuning.allPairsMaxBytes);
+  if (team.ranksPerHost == 0 || bytes > team.tuning.allPairsMaxBytes) return false;
+  // Without forming the sub-teams (this runs on every small call): each
+  // message, within the host or across, must fit its connection's slot.
+  const MemberPlace& mine = team.places[team.rank];
+  for (int i = 0; i < team.nranks; ++i) {
+    const MemberPlace& place = team.places[i];
+    const bool peer = i != team.rank && (place.host == mine.host || place.localIndex == mine.localIndex);
+    if (peer && bytes > team.sendTo(i).slotBytes()) return false;
+  }
+  return true;
 }
 
 // Small AllReduce: all-pairs within each host (shared memory), then among
@@ -109,7 +114,7 @@ Task<> hierarchicalAllPairsAllReduce(const Team& team, const CollectiveArgs& arg
   std::sort(byHost.begin(), byHost.end(),
             [&](int a, int b) { return across.places[a].host < across.places[b].host; });
   co_await allPairsAllReduce(across, CollectiveArgs{args.recvbuf, args.recvbuf, args.count, args.dtype, op, 0}, wait,
-                             byHost);
+                             &byHost);
   if (args.op == loomAvg) divideArray(args.recvbuf, args.count, args.dtype, team.nranks);
 }
 

@@ -7,7 +7,7 @@
 #include "core/logging.h"
 #include "topology/nccl_xml.h"
 #include "topology/paths.h"
-#include "topology/pci.h"
+#include "topology/nccl_xml_internal.h"
 
 namespace loom::topo {
 
@@ -47,18 +47,6 @@ void fillCpu(Node& cpu, const Node& seen) {
   fillIfUnset(cpu.modelId, seen.modelId, -1);
 }
 
-// Whether the file's own class (if it has one) fits a device of `kind`.
-bool classFits(int32_t classCode, NodeKind kind) {
-  if (classCode < 0) return true;
-  switch (kind) {
-    case NodeKind::kNic: return isNetworkClass(classCode);
-    case NodeKind::kGpu: return isDisplayClass(classCode);
-    case NodeKind::kPciSwitch: return isBridgeClass(classCode);
-    case NodeKind::kNvSwitch: return isNvSwitchClass(classCode);
-    default: return true;
-  }
-}
-
 void fillPci(Node& dev, const Node& seen) {
   // A plain PCI device of the file (a bare <pci busid>, or a NIC the file
   // gives no port NCCL uses) becomes whatever the machine has at that
@@ -67,7 +55,8 @@ void fillPci(Node& dev, const Node& seen) {
   // switch, a GPU, a NIC); where the machine has another kind of device
   // there, its class and ids would contradict the file (a NIC holding PCI
   // devices, which no dump reads back), so that device takes nothing.
-  const bool takesMachineKind = dev.kind == NodeKind::kPciDevice && classFits(dev.pci.classCode, seen.kind);
+  const bool takesMachineKind = dev.kind == NodeKind::kPciDevice &&
+                                (dev.pci.classCode < 0 || pciClassKind(dev.pci.classCode, dev.pci.vendor) == seen.kind);
   if (!takesMachineKind && dev.kind != seen.kind) {
     LOOM_WARN("INIT", -1, "topology file: line " << dev.line << ": <pci> " << dev.pci.busId << " is a "
                                                  << nodeKindName(dev.kind) << " in the file but a "

@@ -39,6 +39,11 @@ Attributes extras(const xmlNode* n, const std::set<std::string>& known);
 // A NIC whose PCI ids say RDMA: InfiniBand class, Mellanox/NVIDIA, AWS EFA.
 bool isRdmaPci(const PciInfo& p);
 
+// What a device's class (0 or more) makes it, as NCCL reads classes: a
+// bridge is a PCI switch, a display controller a GPU, a network controller
+// a NIC, NVIDIA's 0x0680 an NVSwitch; anything else a plain PCI device.
+NodeKind pciClassKind(int32_t classCode, int32_t vendor);
+
 // Every attribute of an element, in file order.
 Attributes allAttributes(const xmlNode* n);
 

@@ -175,11 +175,7 @@ class NcclReader {
     bool gpu = hasChild(n, "gpu"), nic = hasChild(n, "nic"), pci = hasChild(n, "pci");
     int32_t c = p.classCode;
     if (c < 0) return gpu ? NodeKind::kGpu : nic ? NodeKind::kNic : pci ? NodeKind::kPciSwitch : NodeKind::kPciDevice;
-    NodeKind kind = isBridgeClass(c)                                                       ? NodeKind::kPciSwitch
-                    : isDisplayClass(c)                                                    ? NodeKind::kGpu
-                    : isNetworkClass(c)                                                    ? NodeKind::kNic
-                    : isNvSwitchClass(c) && (p.vendor < 0 || p.vendor == kNvidiaVendor) ? NodeKind::kNvSwitch
-                                                                                           : NodeKind::kPciDevice;
+    NodeKind kind = pciClassKind(c, p.vendor);
     std::string what = "<pci> " + p.busId + " of class " + hexString(c, 6);
     if (gpu && kind != NodeKind::kGpu) doc_.failAt(n, what, " holds a <gpu>, but that class is not a display controller");
     if (nic && kind != NodeKind::kNic && kind != NodeKind::kPciDevice) {

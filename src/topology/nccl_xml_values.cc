@@ -9,6 +9,7 @@
 #include "core/logging.h"
 #include "topology/nccl_xml.h"
 #include "topology/nccl_xml_internal.h"
+#include "topology/pci.h"
 
 namespace loom::topo {
 
@@ -79,6 +80,14 @@ Attributes extras(const xmlNode* n, const std::set<std::string>& known) {
     if (!known.count(name)) out.emplace_back(name, attrValue(n, name.c_str()));
   }
   return out;
+}
+
+NodeKind pciClassKind(int32_t c, int32_t vendor) {
+  if (isBridgeClass(c)) return NodeKind::kPciSwitch;
+  if (isDisplayClass(c)) return NodeKind::kGpu;
+  if (isNetworkClass(c)) return NodeKind::kNic;
+  if (isNvSwitchClass(c) && (vendor < 0 || vendor == kNvidiaVendor)) return NodeKind::kNvSwitch;
+  return NodeKind::kPciDevice;
 }
 
 bool isRdmaPci(const PciInfo& p) {
