@@ -40,14 +40,12 @@ using RegisteredStep = Task<bool> (*)(const Team&, const CollectiveArgs&, const 
                                       const std::vector<PeerBuffers>&);
 using RingStep = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&);
 
-Task<> largeMessage(TunedCollective collective, const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                    size_t bytes, RegisteredStep registered, SwappedStep direct, RingStep ring) {
+// After the addresses are swapped: a coroutine of its own, so that the
+// ring, which needs no swap, runs without this frame.
+Task<> swappedLargeMessage(TunedCollective collective, const Team& team, const CollectiveArgs& args,
+                           const WaitContext& wait, size_t bytes, RegisteredStep registered, SwappedStep direct,
+                           RingStep ring) {
   const bool lookForWindows = lookForRegistered(team, bytes);
-  if (!lookForWindows && !useDirect(team, bytes)) {
-    noteAlgorithm(team, wait, collective, TunedAlgorithm::kRing, bytes);
-    co_await ring(team, args, wait);
-    co_return;
-  }
   std::vector<PeerBuffers> peers = co_await swapAddresses(team, args, wait);
   if (lookForWindows && co_await registered(team, args, wait, peers)) {
     noteAlgorithm(team, wait, collective, TunedAlgorithm::kRegistered, bytes);
@@ -58,6 +56,17 @@ Task<> largeMessage(TunedCollective collective, const Team& team, const Collecti
     noteAlgorithm(team, wait, collective, TunedAlgorithm::kRing, bytes);
     co_await ring(team, args, wait);
   }
+}
+
+// The choosers below are plain functions that return the chosen schedule's
+// task, not coroutines awaiting it: one coroutine frame fewer on every call.
+Task<> largeMessage(TunedCollective collective, const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+                    size_t bytes, RegisteredStep registered, SwappedStep direct, RingStep ring) {
+  if (!lookForRegistered(team, bytes) && !useDirect(team, bytes)) {
+    noteAlgorithm(team, wait, collective, TunedAlgorithm::kRing, bytes);
+    return ring(team, args, wait);
+  }
+  return swappedLargeMessage(collective, team, args, wait, bytes, registered, direct, ring);
 }
 
 // Across hosts with as many ranks on each, AllReduce, AllGather and
@@ -72,6 +81,10 @@ bool useHierarchy(const Team& team) {
   }
 }
 
+Task<> nothingToDo() {
+  co_return;
+}
+
 }  // namespace
 
 Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
@@ -84,15 +97,15 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
   if (hierarchy && (allPairs || tuning.force == Tuning::Force::kHierarchical) &&
       fitsHierarchicalAllPairs(team, bytes)) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHierarchicalAllPairs, bytes);
-    co_await hierarchicalAllPairsAllReduce(team, args, wait);
+    return hierarchicalAllPairsAllReduce(team, args, wait);
   } else if (allPairs) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, bytes);
-    co_await allPairsAllReduce(team, args, wait);
+    return allPairsAllReduce(team, args, wait);
   } else if (hierarchy) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical, bytes);
-    co_await hierarchicalAllReduce(team, args, wait);
+    return hierarchicalAllReduce(team, args, wait);
   } else {
-    co_await largeMessage(TunedCollective::kAllReduce, team, args, wait, bytes, registeredAllReduce, directAllReduce,
+    return largeMessage(TunedCollective::kAllReduce, team, args, wait, bytes, registeredAllReduce, directAllReduce,
                           ringAllReduce);
   }
 }
@@ -101,9 +114,9 @@ Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext
   const size_t bytes = args.count * loomTypeSize(args.dtype) * team.nranks;
   if (useHierarchy(team)) {
     noteAlgorithm(team, wait, TunedCollective::kAllGather, TunedAlgorithm::kHierarchical, bytes);
-    co_await hierarchicalAllGather(team, args, wait);
+    return hierarchicalAllGather(team, args, wait);
   } else {
-    co_await largeMessage(TunedCollective::kAllGather, team, args, wait, bytes, registeredAllGather, directAllGather,
+    return largeMessage(TunedCollective::kAllGather, team, args, wait, bytes, registeredAllGather, directAllGather,
                           ringAllGather);
   }
 }
@@ -112,9 +125,9 @@ Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitCon
   const size_t bytes = args.count * loomTypeSize(args.dtype) * team.nranks;
   if (useHierarchy(team)) {
     noteAlgorithm(team, wait, TunedCollective::kReduceScatter, TunedAlgorithm::kHierarchical, bytes);
-    co_await hierarchicalReduceScatter(team, args, wait);
+    return hierarchicalReduceScatter(team, args, wait);
   } else {
-    co_await largeMessage(TunedCollective::kReduceScatter, team, args, wait, bytes, registeredReduceScatter,
+    return largeMessage(TunedCollective::kReduceScatter, team, args, wait, bytes, registeredReduceScatter,
                           directReduceScatter, ringReduceScatter);
   }
 }
@@ -135,9 +148,9 @@ Task<> broadcast(const Team& team, const CollectiveArgs& args, const WaitContext
   const bool tree = useTree(team, bytes);
   noteAlgorithm(team, wait, TunedCollective::kBroadcast, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
   if (tree)
-    co_await treeBroadcast(team, args, wait);
+    return treeBroadcast(team, args, wait);
   else
-    co_await chainBroadcast(team, args, wait);
+    return chainBroadcast(team, args, wait);
 }
 
 Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
@@ -145,19 +158,19 @@ Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& w
   const bool tree = useTree(team, bytes);
   noteAlgorithm(team, wait, TunedCollective::kReduce, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kChain, bytes);
   if (tree)
-    co_await treeReduce(team, args, wait);
+    return treeReduce(team, args, wait);
   else
-    co_await chainReduce(team, args, wait);
+    return chainReduce(team, args, wait);
 }
 
 Task<> barrier(const Team& team, const WaitContext& wait) {
-  if (team.nranks == 1) co_return;
+  if (team.nranks == 1) return nothingToDo();
   const bool ring = team.tuning.force == Tuning::Force::kRing;
   noteAlgorithm(team, wait, TunedCollective::kBarrier, ring ? TunedAlgorithm::kRing : TunedAlgorithm::kAllPairs, 0);
   if (ring)
-    co_await ringBarrier(team, wait);
+    return ringBarrier(team, wait);
   else
-    co_await allPairsBarrier(team, wait);
+    return allPairsBarrier(team, wait);
 }
 
 }  // namespace loom

@@ -23,6 +23,9 @@ constexpr int64_t kCheckEveryMs = 50;
 // drives, and sleeps until notified after this long without any.
 constexpr auto kBackgroundNap = std::chrono::milliseconds(1);
 constexpr auto kBackgroundIdle = std::chrono::milliseconds(100);
+// A blocking call alone on the engine runs outside the lanes for at most
+// this many steps (a small collective takes a few).
+constexpr int kAloneMoves = 64;
 
 int64_t nowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Deadline::Clock::now().time_since_epoch()).count();
@@ -86,11 +89,20 @@ bool Engine::driveIfFree(Body&& body) {
 void Engine::run(OperationPtr op) {
   const Request& request = op->request;  // the caller keeps op alive until run returns
   const bool drove = driveIfFree([&] {
+    // With nothing else in flight the operation needs no lane (and no one
+    // else can post while this blocking call holds the communicator), so it
+    // runs here directly; only if it must wait longer than a spin does it
+    // join its lane like any posted operation.
+    int spun = 0;
+    const bool alone = active_.empty() && !anyPosted_.load(std::memory_order_acquire);
+    if (alone && runAlone(*op, spun)) return;
     pending_.fetch_add(1);
-    // Operations posted earlier go first: their lanes' order is call order.
-    if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();
+    // Lane order is call order: operations posted before this one go first;
+    // if it ran alone, whatever was posted meanwhile came after it.
+    if (!alone) absorbPosted();
     enqueue(std::move(op));
-    drive([&] { return request.done(); }, Deadline::never(), false);
+    if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();
+    drive([&] { return request.done(); }, Deadline::never(), false, spun);
   });
   if (!drove) {
     post(std::move(op));
@@ -102,6 +114,34 @@ void Engine::run(OperationPtr op) {
   // operation's task while the caller destroyed it).
   while (!request.retired())
     if (!driveIfFree([&] { pollOnce(); })) std::this_thread::yield();
+}
+
+bool Engine::runAlone(Operation& op, int& spun) {
+  Outcome outcome;
+  for (int moves = 0;;) {
+    const Progress progress = runUntilParked(op, outcome);
+    if (progress == Progress::kEnded) break;
+    if (progress == Progress::kMoved) {
+      spun = 0;
+      // A long operation goes to its lane, where the driver also publishes
+      // heartbeats and looks at deadlines.
+      if (++moves >= kAloneMoves) return false;
+      continue;
+    }
+    if (spun >= settings_.spinIterations || anyPosted_.load(std::memory_order_relaxed)) return false;
+    ++spun;
+    cpuRelax();
+  }
+  // As finish() and retireFinished() do, for an operation no lane holds.
+  host_.operationEnded(op, outcome.code);
+  op.request.complete(outcome.code, std::move(outcome.failure));
+  op.suspension = {};
+  op.task.reset();
+  op.request.markRetired();
+  // The heartbeat, which peers read to tell a live rank from a stopped one,
+  // keeps beating through a run of calls that never reach the lanes.
+  if (++movingRounds_ % 256 == 0 && nowMs() - lastCheckMs_ >= kCheckEveryMs) checkWaits(false);
+  return true;
 }
 
 void Engine::poke() {
@@ -153,7 +193,11 @@ void Engine::stop() {
 }
 
 void Engine::notifyWaiters() {
-  if (idleWaiters_.load() == 0 && !backgroundDeepAsleep_.load()) return;
+  // The background thread in its deep sleep wants to hear only of work left
+  // undriven (a blocking call that ran alone left none): waking it after
+  // every call would cost a futex wake and a context switch each.
+  const bool backgroundMissesWork = backgroundDeepAsleep_.load() && pending_.load() > 0;
+  if (idleWaiters_.load() == 0 && !backgroundMissesWork) return;
   std::lock_guard<std::mutex> lock(waitMutex_);
   changed_.notify_all();
 }
@@ -181,8 +225,8 @@ void Engine::backgroundLoop() {
   }
 }
 
-void Engine::drive(FunctionRef<bool()> done, Deadline deadline, bool background) {
-  int idlePolls = 0;
+void Engine::drive(FunctionRef<bool()> done, Deadline deadline, bool background, int spunAlready) {
+  int idlePolls = spunAlready;
   bool sleptSinceProgress = false;
   Deadline::Clock::time_point yieldUntil{};
   for (;;) {
@@ -284,19 +328,23 @@ bool Engine::pollOnce() {
 
 bool Engine::advance(Operation& op) {
   if (op.task.valid() && op.task.done()) return false;  // finished, retiring
+  Outcome outcome;
+  const Progress progress = runUntilParked(op, outcome);
+  if (progress == Progress::kEnded) finish(op, std::move(outcome));
+  return progress != Progress::kWaiting;
+}
+
+Engine::Progress Engine::runUntilParked(Operation& op, Outcome& outcome) {
   try {
     if (!op.started) {
       op.started = true;
-      Outcome refused = host_.beginOperation(op);
-      if (refused.code != loomSuccess) {
-        finish(op, std::move(refused));
-        return true;
-      }
+      outcome = host_.beginOperation(op);
+      if (outcome.code != loomSuccess) return Progress::kEnded;
       op.wait.suspension = &op.suspension;
       op.task = op.body ? op.body(host_.team(), op.wait) : op.step(host_.team(), op.args, op.wait);
       op.task.start();
     } else {
-      if (op.suspension.on == nullptr || !op.suspension.on->ready()) return false;
+      if (op.suspension.on == nullptr || !op.suspension.on->ready()) return Progress::kWaiting;
       op.blockedSinceMs = -1;
       std::coroutine_handle<> parked = op.suspension.handle;
       op.suspension = {};
@@ -304,18 +352,21 @@ bool Engine::advance(Operation& op) {
     }
   } catch (...) {
     op.task.reset();
-    finish(op, host_.endOperation(op, std::current_exception()));
-    return true;
+    outcome = host_.endOperation(op, std::current_exception());
+    return Progress::kEnded;
   }
   if (op.task.done()) {
-    finish(op, host_.endOperation(op, op.task.error()));
-  } else if (op.suspension.on == nullptr) {
-    op.task.reset();
-    finish(op, host_.endOperation(
-                   op, std::make_exception_ptr(
-                           Error(loomInternalError, op.wait.describe() + " stopped without waiting on a connection"))));
+    outcome = host_.endOperation(op, op.task.error());
+    return Progress::kEnded;
   }
-  return true;
+  if (op.suspension.on == nullptr) {
+    op.task.reset();
+    outcome = host_.endOperation(
+        op, std::make_exception_ptr(
+                Error(loomInternalError, op.wait.describe() + " stopped without waiting on a connection")));
+    return Progress::kEnded;
+  }
+  return Progress::kMoved;
 }
 
 void Engine::finish(Operation& op, Outcome outcome) {

@@ -99,7 +99,8 @@ class Engine {
   // Runs body as the driver if no other thread drives; false if one does.
   template <typename Body>
   bool driveIfFree(Body&& body);
-  void drive(FunctionRef<bool()> done, Deadline deadline, bool background);
+  // spunAlready: idle polls the caller made before (they count against the spin).
+  void drive(FunctionRef<bool()> done, Deadline deadline, bool background, int spunAlready = 0);
   // After a post: wakes a driver asleep on other operations, and a
   // background thread in its deep sleep.
   void wakeForPosted();
@@ -109,7 +110,17 @@ class Engine {
   // the peers behind them ring the doorbell while this driver sleeps.
   void watchParked(bool on);
   void enqueue(OperationPtr op);
+  // Runs op on this thread with no lane, the blocking call's fast path:
+  // true once it ended (completed and retired); false if it must wait longer
+  // than the spin allows, or took many steps, or something was posted
+  // meanwhile: then it goes to its lane as it is (started or not). `spun`:
+  // the idle polls it made since it last moved.
+  bool runAlone(Operation& op, int& spun);
   bool advance(Operation& op);
+  // Starts op, or resumes it if the connection it parked on can move, and
+  // runs it until it parks again or ends (then outcome says how).
+  enum class Progress { kWaiting, kMoved, kEnded };
+  Progress runUntilParked(Operation& op, Outcome& outcome);
   void finish(Operation& op, Outcome outcome);
   // Fails parked operations that waited too long, were aborted, or (with
   // askPeers) wait for a peer that failed, exited or called something else.
