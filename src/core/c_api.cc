@@ -3,6 +3,7 @@
 // loomCommGetLastError / loomGetLastError. Nothing throws past this file.
 #include <loom/loom.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -52,11 +53,31 @@ std::vector<loomComm*>& destroyedComms() {
   return *destroyed;
 }
 
+// Bumped (under registryMutex) whenever a handle is unregistered.
+std::atomic<uint64_t> unregistrations{0};
+
+// The last handle this thread found live, remembered so that the calls of a
+// training loop skip the registry's lock and set: valid while no handle
+// has been unregistered since (a weak reference: it keeps nothing alive).
+struct LookupMemo {
+  loomComm* handle = nullptr;
+  uint64_t unregistrations = 0;
+  std::weak_ptr<Communicator> impl;
+};
+[[gnu::tls_model("initial-exec")]] thread_local LookupMemo lookupMemo;
+
 std::shared_ptr<Communicator> lookup(const char* api, loomComm_t comm) {
   if (comm == nullptr) fail(loomInvalidArgument, std::string(api) + ": comm is NULL");
+  LookupMemo& memo = lookupMemo;
+  if (memo.handle == comm && memo.unregistrations == unregistrations.load(std::memory_order_acquire)) {
+    if (std::shared_ptr<Communicator> impl = memo.impl.lock()) return impl;
+  }
   std::lock_guard<std::mutex> lock(registryMutex);
   if (liveComms().count(comm) == 0 || !comm->impl)
     fail(loomInvalidUsage, std::string(api) + ": the communicator was destroyed or aborted, or was never created");
+  memo.handle = comm;
+  memo.unregistrations = unregistrations.load(std::memory_order_relaxed);
+  memo.impl = comm->impl;
   return comm->impl;
 }
 
@@ -70,6 +91,7 @@ loomComm_t registerComm(std::unique_ptr<Communicator> impl) {
 std::shared_ptr<Communicator> unregisterComm(const char* api, loomComm_t comm) {
   std::shared_ptr<Communicator> impl = lookup(api, comm);
   std::lock_guard<std::mutex> lock(registryMutex);
+  unregistrations.fetch_add(1, std::memory_order_release);
   liveComms().erase(comm);
   destroyedComms().push_back(comm);
   comm->impl.reset();

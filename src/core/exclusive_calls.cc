@@ -8,8 +8,11 @@ namespace loom {
 namespace {
 
 // A token unique to each live thread: the address of a thread-local.
+// Initial-exec: on every call's path, and without it each read of a
+// shared library's thread-local is a call to __tls_get_addr.
+[[gnu::tls_model("initial-exec")]] thread_local char token;
+
 const void* threadToken() {
-  static thread_local char token;
   return &token;
 }
 

@@ -19,15 +19,19 @@ struct ThreadGroup {
 };
 
 thread_local ThreadGroup group;
+// group.depth > 0, kept where every call can read it cheaply: a plain
+// initial-exec thread-local, not one with a constructor behind a guard.
+[[gnu::tls_model("initial-exec")]] thread_local bool inGroup = false;
 
 }  // namespace
 
 bool active() {
-  return group.depth > 0;
+  return inGroup;
 }
 
 void start() {
   ++group.depth;
+  inGroup = true;
 }
 
 void add(std::shared_ptr<Communicator> comm, OperationPtr op, bool blocking) {
@@ -44,6 +48,7 @@ loomResult_t end(std::string* error) {
   if (group.depth == 0)
     fail(loomInvalidUsage, "loomGroupEnd: no loomGroupStart on this thread to end (groups are per thread)");
   if (--group.depth > 0) return loomSuccess;
+  inGroup = false;
   std::vector<Kept> kept = std::move(group.kept);
   group.kept.clear();
 

@@ -32,7 +32,8 @@ ShmSendConnection::ShmSendConnection(void* fifo, FifoGeometry geometry, FifoPeer
       geometry_(geometry),
       peer_(peer),
       posted_(header_->posted.load(std::memory_order_relaxed)),
-      releasedSeen_(header_->released.load(std::memory_order_relaxed)) {}
+      releasedSeen_(header_->released.load(std::memory_order_relaxed)),
+      next_(slot(posted_)) {}
 
 char* ShmSendConnection::slot(uint32_t number) const {
   return slots_ + (number % static_cast<uint32_t>(geometry_.slots)) * geometry_.slotStride();
@@ -48,12 +49,13 @@ void* ShmSendConnection::tryAcquire() {
                                                         " slots but only " + std::to_string(posted_) + " were posted"));
     if (posted_ - releasedSeen_ >= slots) return nullptr;
   }
-  return slot(posted_) + FifoGeometry::kSlotHeaderBytes;
+  return next_ + FifoGeometry::kSlotHeaderBytes;
 }
 
 void ShmSendConnection::post(size_t /*bytes: the peer reads the slot in place*/) {
-  markOf(slot(posted_)).store(posted_ + 1, std::memory_order_release);
+  markOf(next_).store(posted_ + 1, std::memory_order_release);
   header_->posted.store(++posted_, std::memory_order_release);
+  next_ = slot(posted_);
   // Either the receiver's last look before it sleeps sees this post, or
   // this load sees it watching (a full fence on both sides).
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -69,7 +71,8 @@ ShmRecvConnection::ShmRecvConnection(void* fifo, FifoGeometry geometry, FifoPeer
       slots_(static_cast<const char*>(fifo) + FifoGeometry::kHeaderBytes),
       geometry_(geometry),
       peer_(peer),
-      released_(header_->released.load(std::memory_order_relaxed)) {}
+      released_(header_->released.load(std::memory_order_relaxed)),
+      next_(slot(released_)) {}
 
 const char* ShmRecvConnection::slot(uint32_t number) const {
   return slots_ + (number % static_cast<uint32_t>(geometry_.slots)) * geometry_.slotStride();
@@ -78,13 +81,13 @@ const char* ShmRecvConnection::slot(uint32_t number) const {
 const void* ShmRecvConnection::tryAcquire() {
   // Only the mark: polling `posted` too would pull the cache line the
   // sender is about to write, slowing the very post this side waits for.
-  const char* next = slot(released_);
-  if (markOf(next).load(std::memory_order_acquire) == released_ + 1) return next + FifoGeometry::kSlotHeaderBytes;
+  if (markOf(next_).load(std::memory_order_acquire) == released_ + 1) return next_ + FifoGeometry::kSlotHeaderBytes;
   return nullptr;
 }
 
 void ShmRecvConnection::release() {
   header_->released.store(++released_, std::memory_order_release);
+  next_ = slot(released_);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (header_->releasedWatched.load(std::memory_order_relaxed) != 0) peer_.status->doorbell.ring();
 }

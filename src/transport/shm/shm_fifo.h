@@ -72,6 +72,7 @@ class ShmSendConnection final : public SendConnection {
   FifoPeer peer_;
   uint32_t posted_;        // this side's copy: only the sender writes `posted`
   uint32_t releasedSeen_;  // `released` when last read: a lower bound of it
+  char* next_;             // slot(posted_), kept so that polls do no division
 };
 
 class ShmRecvConnection final : public RecvConnection {
@@ -92,6 +93,7 @@ class ShmRecvConnection final : public RecvConnection {
   FifoGeometry geometry_;
   FifoPeer peer_;
   uint32_t released_;  // this side's copy: only the receiver writes `released`
+  const char* next_;   // slot(released_), kept so that polls do no division
 };
 
 }  // namespace loom::shm
