@@ -31,7 +31,11 @@ int chooseSpinIterations(const CommConfig& config, int localRanks, bool dataThre
   if (config.spinIterations >= 0) return config.spinIterations;
   if (dataThread) return 0;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return localRanks > cores ? 50 : 2000;
+  // Where ranks outnumber cores, polling only keeps the awaited rank off
+  // the core: a few polls, then yield. (An engine poll costs 2-3x the
+  // pre-engine FIFO poll, so 50, tuned for that one, spun 2-3x as long and
+  // left 4 and 8 ranks on 2 cores 1.3-1.5x slower: PERF.md.)
+  return localRanks > cores ? 10 : 2000;
 }
 
 int64_t chooseYieldMicros(const CommConfig& config, bool dataThread) {
