@@ -4,6 +4,7 @@
 #include <loom/loom.h>
 
 #include <cstring>
+#include <future>
 #include <string>
 #include <thread>
 
@@ -95,6 +96,44 @@ TEST_F(ApiErrorsTest, CallsOnADestroyedCommunicatorAreRefused) {
   expectError(loomCommDestroy(stale), loomInvalidUsage, "destroyed");
   EXPECT_NE(std::string(loomCommGetLastError(stale)).find("destroyed"), std::string::npos);
   expectError(loomBarrier(nullptr, nullptr), loomInvalidArgument, "comm is NULL");
+}
+
+// Each thread remembers the last handle it found live, so that a training
+// loop's calls skip the registry's lock; a destroy must still reach every
+// thread's memory, including one that used the handle a moment before.
+TEST_F(ApiErrorsTest, HandleUsedJustBeforeItsDestroyIsRefusedOnEveryThread) {
+  // Another thread keeps the communicator alive past its destroy (an open
+  // group holding one of its operations) and uses the handle before and
+  // after: both threads' memories of the handle are warm, and the
+  // communicator behind it still exists, yet the handle is dead.
+  std::promise<void> destroyed;
+  std::promise<loomResult_t> usedBefore;
+  loomComm_t handle = comm_;
+  loomResult_t otherAfter = loomSuccess, groupEnd = loomInternalError;
+  float in[4] = {1, 2, 3, 4}, out[4] = {};
+  std::thread other([&] {
+    int n = 0;
+    loomGroupStart();
+    loomResult_t kept = loomAllReduce(in, out, 4, loomFloat32, loomSum, handle, nullptr, nullptr);
+    usedBefore.set_value(kept == loomSuccess ? loomCommCount(handle, &n) : kept);
+    destroyed.get_future().wait();
+    otherAfter = loomCommCount(handle, &n);
+    groupEnd = loomGroupEnd();
+  });
+  ASSERT_EQ(usedBefore.get_future().get(), loomSuccess);
+  EXPECT_EQ(loomAllReduce(data_, out_, 4, loomFloat32, loomSum, comm_, nullptr, nullptr), loomSuccess);
+  EXPECT_EQ(loomCommDestroy(comm_), loomSuccess);
+  comm_ = nullptr;
+  int count = 0;
+  expectError(loomCommCount(handle, &count), loomInvalidUsage, "destroyed");
+  expectError(loomAllReduce(data_, out_, 4, loomFloat32, loomSum, handle, nullptr, nullptr), loomInvalidUsage,
+              "destroyed");
+  destroyed.set_value();
+  other.join();
+  EXPECT_EQ(otherAfter, loomInvalidUsage);
+  // The group's operation was issued while the handle lived: it still runs.
+  EXPECT_EQ(groupEnd, loomSuccess);
+  EXPECT_EQ(out[3], 4.0f);
 }
 
 TEST_F(ApiErrorsTest, QueriesAndNullOutputs) {
