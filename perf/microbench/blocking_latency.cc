@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   for (int round = -1; round < rounds; ++round) {  // round -1 warms up
     must(loomBarrier(comm, nullptr), "Barrier");
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) must(loomAllReduce(&in, &out, 1, loomFloat64, loomSum, comm, nullptr, nullptr), "AllReduce");
+    for (int i = 0; i < calls; ++i)
+      must(loomAllReduce(&in, &out, 1, loomFloat64, loomSum, comm, nullptr, nullptr), "AllReduce");
     const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
     if (round >= 0) nanoseconds.push_back(took.count() / calls);
   }

@@ -106,7 +106,7 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
     return hierarchicalAllReduce(team, args, wait);
   } else {
     return largeMessage(TunedCollective::kAllReduce, team, args, wait, bytes, registeredAllReduce, directAllReduce,
-                          ringAllReduce);
+                        ringAllReduce);
   }
 }
 
@@ -117,7 +117,7 @@ Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext
     return hierarchicalAllGather(team, args, wait);
   } else {
     return largeMessage(TunedCollective::kAllGather, team, args, wait, bytes, registeredAllGather, directAllGather,
-                          ringAllGather);
+                        ringAllGather);
   }
 }
 
@@ -128,7 +128,7 @@ Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitCon
     return hierarchicalReduceScatter(team, args, wait);
   } else {
     return largeMessage(TunedCollective::kReduceScatter, team, args, wait, bytes, registeredReduceScatter,
-                          directReduceScatter, ringReduceScatter);
+                        directReduceScatter, ringReduceScatter);
   }
 }
 

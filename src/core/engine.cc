@@ -3,8 +3,8 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <thread>
 #include <chrono>
+#include <thread>
 
 #include "base/error.h"
 #include "transport/connection.h"
