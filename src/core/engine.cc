@@ -144,6 +144,25 @@ bool Engine::runAlone(Operation& op, int& spun) {
   return true;
 }
 
+bool Engine::runPostedAlone(const Request& request, int& spun) {
+  if (!active_.empty() || !anyPosted_.load(std::memory_order_acquire)) return false;
+  OperationPtr op;
+  {
+    std::lock_guard<std::mutex> lock(postMutex_);
+    if (posted_.size() != 1 || &posted_.front()->request != &request) return false;
+    op = std::move(posted_.front());
+    posted_.clear();
+    anyPosted_.store(false, std::memory_order_relaxed);
+  }
+  if (runAlone(*op, spun)) {
+    pending_.fetch_sub(1);  // post() counted it
+    return true;
+  }
+  enqueue(std::move(op));
+  if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();  // posted after it
+  return false;
+}
+
 void Engine::poke() {
   driveIfFree([&] { pollOnce(); });
 }
@@ -151,7 +170,11 @@ void Engine::poke() {
 void Engine::waitFor(const Request& request, Deadline deadline) {
   auto done = [&] { return request.done(); };
   while (!request.done() && !deadline.expired()) {
-    if (driveIfFree([&] { drive(done, deadline, false); })) continue;
+    if (driveIfFree([&] {
+          int spun = 0;
+          if (!runPostedAlone(request, spun)) drive(done, deadline, false, spun);
+        }))
+      continue;
     // Another thread drives: it completes this request too. Wait for that,
     // or for it to leave (then drive here); the background driver leaves
     // as soon as it sees this thread wants to drive.

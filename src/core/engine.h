@@ -116,6 +116,10 @@ class Engine {
   // meanwhile: then it goes to its lane as it is (started or not). `spun`:
   // the idle polls it made since it last moved.
   bool runAlone(Operation& op, int& spun);
+  // The same for a posted operation its poster now waits for, when it is
+  // the only one in flight (post, then wait at once): true once it ended;
+  // false if it is not alone, or joined its lane (then drive on).
+  bool runPostedAlone(const Request& request, int& spun);
   bool advance(Operation& op);
   // Starts op, or resumes it if the connection it parked on can move, and
   // runs it until it parks again or ends (then outcome says how).
