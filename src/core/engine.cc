@@ -94,14 +94,13 @@ void Engine::run(OperationPtr op) {
     // runs here directly; only if it must wait longer than a spin does it
     // join its lane like any posted operation.
     int spun = 0;
-    const bool alone = active_.empty() && !anyPosted_.load(std::memory_order_acquire);
-    if (alone && runAlone(*op, spun)) return;
+    if (active_.empty() && !anyPosted_.load(std::memory_order_acquire)) {
+      if (runAlone(*op, spun)) return;
+    } else {
+      absorbPosted();  // lane order is call order: operations posted before this one go first
+    }
     pending_.fetch_add(1);
-    // Lane order is call order: operations posted before this one go first;
-    // if it ran alone, whatever was posted meanwhile came after it.
-    if (!alone) absorbPosted();
-    enqueue(std::move(op));
-    if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();
+    joinLane(std::move(op));
     drive([&] { return request.done(); }, Deadline::never(), false, spun);
   });
   if (!drove) {
@@ -132,16 +131,19 @@ bool Engine::runAlone(Operation& op, int& spun) {
     ++spun;
     cpuRelax();
   }
-  // As finish() and retireFinished() do, for an operation no lane holds.
-  host_.operationEnded(op, outcome.code);
-  op.request.complete(outcome.code, std::move(outcome.failure));
-  op.suspension = {};
+  // No lane holds it: retire it here, as retireFinished() would.
+  endRequest(op, std::move(outcome));
   op.task.reset();
   op.request.markRetired();
   // The heartbeat, which peers read to tell a live rank from a stopped one,
   // keeps beating through a run of calls that never reach the lanes.
-  if (++movingRounds_ % 256 == 0 && nowMs() - lastCheckMs_ >= kCheckEveryMs) checkWaits(false);
+  checkNowAndThen();
   return true;
+}
+
+void Engine::joinLane(OperationPtr op) {
+  enqueue(std::move(op));
+  if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();  // posted after it: behind it
 }
 
 bool Engine::runPostedAlone(const Request& request, int& spun) {
@@ -158,8 +160,7 @@ bool Engine::runPostedAlone(const Request& request, int& spun) {
     pending_.fetch_sub(1);  // post() counted it
     return true;
   }
-  enqueue(std::move(op));
-  if (anyPosted_.load(std::memory_order_acquire)) absorbPosted();  // posted after it
+  joinLane(std::move(op));
   return false;
 }
 
@@ -337,16 +338,17 @@ bool Engine::pollOnce() {
   }
   for (Operation* op : active_) moved |= advance(*op);
   if (!finished_.empty()) retireFinished();
-  // A busy driver never sleeps; look at parked operations now and then
-  // (the clock is read every so many rounds: it costs as much as a round).
-  if (moved && !active_.empty() && ++movingRounds_ % 256 == 0) {
-    const int64_t now = nowMs();
-    if (now - lastCheckMs_ >= kCheckEveryMs) {
-      checkWaits(false);
-      retireFinished();
-    }
-  }
+  if (moved && !active_.empty()) checkNowAndThen();
   return moved;
+}
+
+// A busy driver never sleeps; look at parked operations (and beat the
+// heartbeat) now and then: the clock is read every so many rounds, since
+// it costs as much as a round.
+void Engine::checkNowAndThen() {
+  if (++movingRounds_ % 256 != 0 || nowMs() - lastCheckMs_ < kCheckEveryMs) return;
+  checkWaits(false);
+  retireFinished();
 }
 
 bool Engine::advance(Operation& op) {
@@ -392,12 +394,17 @@ Engine::Progress Engine::runUntilParked(Operation& op, Outcome& outcome) {
   return Progress::kMoved;
 }
 
-void Engine::finish(Operation& op, Outcome outcome) {
+void Engine::endRequest(Operation& op, Outcome outcome) {
   host_.operationEnded(op, outcome.code);
   op.request.complete(outcome.code, std::move(outcome.failure));
   op.suspension = {};
+}
+
+void Engine::finish(Operation& op, Outcome outcome) {
+  const bool failed = outcome.code != loomSuccess;
+  endRequest(op, std::move(outcome));
   finished_.push_back(&op);
-  if (outcome.code != loomSuccess) {
+  if (failed) {
     std::string because = host_.brokenBecause();
     if (!because.empty()) failStartedOperations(because);
   }
@@ -413,9 +420,7 @@ void Engine::failStartedOperations(const std::string& because) {
     outcome.code = loomInvalidUsage;
     outcome.failure = op->wait.describe() + " cannot finish: this communicator failed (" + because +
                       "); destroy or abort it and create a new one";
-    host_.operationEnded(*op, outcome.code);
-    op->request.complete(outcome.code, std::move(outcome.failure));
-    op->suspension = {};
+    endRequest(*op, std::move(outcome));
     finished_.push_back(op);
   }
 }

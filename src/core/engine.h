@@ -120,12 +120,19 @@ class Engine {
   // the only one in flight (post, then wait at once): true once it ended;
   // false if it is not alone, or joined its lane (then drive on).
   bool runPostedAlone(const Request& request, int& spun);
+  // Puts op (started or not) at the back of its lane, then whatever was
+  // posted meanwhile behind it.
+  void joinLane(OperationPtr op);
   bool advance(Operation& op);
   // Starts op, or resumes it if the connection it parked on can move, and
   // runs it until it parks again or ends (then outcome says how).
   enum class Progress { kWaiting, kMoved, kEnded };
   Progress runUntilParked(Operation& op, Outcome& outcome);
+  // Reports op's end (flight recorder, request); the caller retires it.
+  void endRequest(Operation& op, Outcome outcome);
   void finish(Operation& op, Outcome outcome);
+  // Every 256 calls, if kCheckEveryMs passed: checkWaits (deadlines, heartbeat).
+  void checkNowAndThen();
   // Fails parked operations that waited too long, were aborted, or (with
   // askPeers) wait for a peer that failed, exited or called something else.
   // Returns the milliseconds until the next deadline of a parked one.

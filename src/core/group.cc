@@ -13,57 +13,51 @@ struct Kept {
   bool blocking;
 };
 
-struct ThreadGroup {
-  int depth = 0;
-  std::vector<Kept> kept;  // in call order
-};
-
-thread_local ThreadGroup group;
-// group.depth > 0, kept where every call can read it cheaply: a plain
-// initial-exec thread-local, not one with a constructor behind a guard.
-[[gnu::tls_model("initial-exec")]] thread_local bool inGroup = false;
+// This thread's nesting depth: every call reads it, so it is a plain
+// initial-exec thread-local, apart from the vector (whose constructor would
+// put a guard in front of each read).
+[[gnu::tls_model("initial-exec")]] thread_local int depth = 0;
+thread_local std::vector<Kept> kept;  // in call order
 
 }  // namespace
 
 bool active() {
-  return inGroup;
+  return depth > 0;
 }
 
 void start() {
-  ++group.depth;
-  inGroup = true;
+  ++depth;
 }
 
 void add(std::shared_ptr<Communicator> comm, OperationPtr op, bool blocking) {
-  group.kept.push_back({std::move(comm), std::move(op), blocking});
+  kept.push_back({std::move(comm), std::move(op), blocking});
 }
 
 bool holds(const Communicator& comm) {
-  for (const Kept& k : group.kept)
+  for (const Kept& k : kept)
     if (k.comm.get() == &comm) return true;
   return false;
 }
 
 loomResult_t end(std::string* error) {
-  if (group.depth == 0)
+  if (depth == 0)
     fail(loomInvalidUsage, "loomGroupEnd: no loomGroupStart on this thread to end (groups are per thread)");
-  if (--group.depth > 0) return loomSuccess;
-  inGroup = false;
-  std::vector<Kept> kept = std::move(group.kept);
-  group.kept.clear();
+  if (--depth > 0) return loomSuccess;
+  std::vector<Kept> ended = std::move(kept);
+  kept.clear();
 
   // Each communicator gets its operations in one batch, so its engine sees
   // them all before running any: a Recv and a Send to the same peer called
   // in either order both progress.
   std::vector<std::shared_ptr<Request>> blocking;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    if (!kept[i].op) continue;
+  for (size_t i = 0; i < ended.size(); ++i) {
+    if (!ended[i].op) continue;
     std::vector<OperationPtr> batch;
-    std::shared_ptr<Communicator> comm = kept[i].comm;
-    for (size_t j = i; j < kept.size(); ++j) {
-      if (kept[j].comm != comm || !kept[j].op) continue;
-      if (kept[j].blocking) blocking.push_back(requestOf(kept[j].op));
-      batch.push_back(std::move(kept[j].op));
+    std::shared_ptr<Communicator> comm = ended[i].comm;
+    for (size_t j = i; j < ended.size(); ++j) {
+      if (ended[j].comm != comm || !ended[j].op) continue;
+      if (ended[j].blocking) blocking.push_back(requestOf(ended[j].op));
+      batch.push_back(std::move(ended[j].op));
     }
     comm->post(std::move(batch));
   }
