@@ -75,13 +75,24 @@ void Engine::wakeForPosted() {
   }
 }
 
+bool Engine::tryToDrive() {
+  // A look first: a thread that waits on a busy driver does not keep
+  // taking the cache line away from it.
+  return !driving_.load(std::memory_order_relaxed) && !driving_.exchange(true, std::memory_order_acquire);
+}
+
+void Engine::stopDriving() {
+  // Sequentially consistent, as notifyWaiters' load of idleWaiters_ after
+  // it: a waiter counts itself, then looks at driving_; one of the two sees
+  // the other, so no waiter sleeps through the driver's leaving.
+  driving_.store(false);
+}
+
 template <typename Body>
 bool Engine::driveIfFree(Body&& body) {
-  if (!driveMutex_.try_lock()) return false;
-  driving_.store(true, std::memory_order_relaxed);  // the lock ordered it; readers only need it eventually
+  if (!tryToDrive()) return false;
   body();
-  driving_.store(false);
-  driveMutex_.unlock();
+  stopDriving();
   notifyWaiters();
   return true;
 }
@@ -193,13 +204,15 @@ void Engine::waitFor(const Request& request, Deadline deadline) {
 void Engine::drain() {
   auto idle = [&] { return pending_.load() == 0; };
   while (!idle()) {
+    if (driveIfFree([&] { drive(idle, Deadline::never(), false); })) continue;
+    // As waitFor: the driver that is in the way gives way once told.
     wantToDrive_.fetch_add(1);
     doorbell_.ring();
-    std::unique_lock<std::mutex> drive(driveMutex_);
+    std::unique_lock<std::mutex> lock(waitMutex_);
+    idleWaiters_.fetch_add(1);
+    changed_.wait_for(lock, std::chrono::milliseconds(10), [&] { return idle() || !driving_.load(); });
+    idleWaiters_.fetch_sub(1);
     wantToDrive_.fetch_sub(1);
-    driving_.store(true);
-    this->drive(idle, Deadline::never(), false);
-    driving_.store(false);
   }
   notifyWaiters();
 }
@@ -394,13 +407,13 @@ Engine::Progress Engine::runUntilParked(Operation& op, Outcome& outcome) {
   return Progress::kMoved;
 }
 
-void Engine::endRequest(Operation& op, Outcome outcome) {
+void Engine::endRequest(Operation& op, Outcome&& outcome) {
   host_.operationEnded(op, outcome.code);
   op.request.complete(outcome.code, std::move(outcome.failure));
   op.suspension = {};
 }
 
-void Engine::finish(Operation& op, Outcome outcome) {
+void Engine::finish(Operation& op, Outcome&& outcome) {
   const bool failed = outcome.code != loomSuccess;
   endRequest(op, std::move(outcome));
   finished_.push_back(&op);

@@ -96,6 +96,10 @@ class Engine {
   void wake() { doorbell_.ring(); }
 
  private:
+  // One driver at a time: driving_ is its lock (a try-lock; threads that
+  // find it taken wait on changed_, or go on with something else).
+  bool tryToDrive();
+  void stopDriving();
   // Runs body as the driver if no other thread drives; false if one does.
   template <typename Body>
   bool driveIfFree(Body&& body);
@@ -129,8 +133,8 @@ class Engine {
   enum class Progress { kWaiting, kMoved, kEnded };
   Progress runUntilParked(Operation& op, Outcome& outcome);
   // Reports op's end (flight recorder, request); the caller retires it.
-  void endRequest(Operation& op, Outcome outcome);
-  void finish(Operation& op, Outcome outcome);
+  void endRequest(Operation& op, Outcome&& outcome);
+  void finish(Operation& op, Outcome&& outcome);
   // Every 256 calls, if kCheckEveryMs passed: checkWaits (deadlines, heartbeat).
   void checkNowAndThen();
   // Fails parked operations that waited too long, were aborted, or (with
@@ -153,8 +157,7 @@ class Engine {
   std::atomic<bool> anyPosted_{false};
   std::atomic<int64_t> pending_{0};  // posted and not yet ended
 
-  // Touched only by the driver (driveMutex_ held).
-  std::mutex driveMutex_;
+  // Touched only by the driver (the thread that set driving_).
   std::vector<std::deque<OperationPtr>> lanes_;  // by Lane::index
   std::vector<Operation*> active_;               // the head of every non-empty lane
   std::vector<Operation*> finished_;             // ended this round, still at their lane's head
@@ -167,7 +170,7 @@ class Engine {
   std::condition_variable changed_;  // an operation ended, or the driver left
   std::atomic<int> idleWaiters_{0};
   std::atomic<int> wantToDrive_{0};
-  std::atomic<bool> driving_{false};
+  std::atomic<bool> driving_{false};  // a thread drives (tryToDrive)
   bool stopping_ = false;
   std::atomic<bool> backgroundDeepAsleep_{false};  // posts must notify it
   std::thread background_;

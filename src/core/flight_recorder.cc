@@ -34,7 +34,8 @@ FlightRecorder::Entry* FlightRecorder::posted(uint64_t sequence, const char* nam
   // One writer at a time (calls on a communicator do not overlap), so no
   // read-modify-write: this is on every call's path.
   seen_.store(seen_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  Entry& entry = entries_[sequence % capacity_];
+  Entry& entry = entries_[nextSlot_];  // the oldest (describe() sorts by sequence)
+  nextSlot_ = nextSlot_ + 1 == capacity_ ? 0 : nextSlot_ + 1;
   constexpr auto relaxed = std::memory_order_relaxed;
   entry.sequence.store(sequence, relaxed);
   entry.name.store(name, relaxed);

@@ -56,6 +56,7 @@ class FlightRecorder {
 
   std::unique_ptr<Entry[]> entries_;
   size_t capacity_;
+  size_t nextSlot_ = 0;  // posted()'s, which one thread calls at a time
   std::atomic<uint64_t> seen_{0};
 };
 

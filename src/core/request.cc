@@ -5,9 +5,9 @@
 
 namespace loom {
 
-void Request::complete(loomResult_t result, std::string error) {
+void Request::complete(loomResult_t result, std::string&& error) {
   result_ = result;
-  error_ = std::move(error);
+  if (!error.empty()) error_ = std::move(error);  // on every call's path: success moves nothing
   done_.store(true, std::memory_order_release);
 }
 

@@ -20,7 +20,7 @@ class Request {
   explicit Request(std::weak_ptr<Engine> engine) : engine_(std::move(engine)) {}
 
   // Called once, by the engine.
-  void complete(loomResult_t result, std::string error);
+  void complete(loomResult_t result, std::string&& error);
   bool done() const { return done_.load(std::memory_order_acquire); }
   // The engine has let go of the operation: nothing of it is touched any
   // more (a blocking call's operation lives on the caller's stack).
