@@ -20,7 +20,8 @@ constexpr int64_t kSleepSliceMs = 50;
 // again after a sleep without progress: the fast path pays nothing for it.
 constexpr int64_t kCheckEveryMs = 50;
 // The background thread naps this long between looks for operations nobody
-// drives, and sleeps until notified after this long without any.
+// drives, and sleeps until notified after this long without any (at most
+// this long again: a bound, should a notice be missed).
 constexpr auto kBackgroundNap = std::chrono::milliseconds(1);
 constexpr auto kBackgroundIdle = std::chrono::milliseconds(100);
 // A blocking call alone on the engine runs outside the lanes for at most
@@ -47,6 +48,7 @@ void Engine::post(OperationPtr op) {
   {
     std::lock_guard<std::mutex> lock(postMutex_);
     posted_.push_back(std::move(op));
+    countPosts(1);
     anyPosted_.store(true, std::memory_order_release);
   }
   wakeForPosted();
@@ -58,9 +60,15 @@ void Engine::post(std::vector<OperationPtr> ops) {
   {
     std::lock_guard<std::mutex> lock(postMutex_);
     for (auto& op : ops) posted_.push_back(std::move(op));
+    countPosts(ops.size());
     anyPosted_.store(true, std::memory_order_release);
   }
   wakeForPosted();
+}
+
+void Engine::countPosts(size_t n) {
+  // Under postMutex_, so a plain store: no read-modify-write on the post path.
+  postsEver_.store(postsEver_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
 void Engine::wakeForPosted() {
@@ -199,6 +207,9 @@ void Engine::waitFor(const Request& request, Deadline deadline) {
     idleWaiters_.fetch_sub(1);
     wantToDrive_.fetch_sub(1);
   }
+  // Leaving without driving (the deadline passed) may leave work that the
+  // background thread, asleep while this thread wanted to drive, must hear of.
+  notifyWaiters();
 }
 
 void Engine::drain() {
@@ -231,24 +242,37 @@ void Engine::stop() {
 
 void Engine::notifyWaiters() {
   // The background thread in its deep sleep wants to hear only of work left
-  // undriven (a blocking call that ran alone left none): waking it after
-  // every call would cost a futex wake and a context switch each.
-  const bool backgroundMissesWork = backgroundDeepAsleep_.load() && pending_.load() > 0;
+  // undriven (a blocking call that ran alone left none; a driver that
+  // retires an operation still drives the rest): waking it after every call
+  // would cost a futex wake and a context switch each.
+  const bool backgroundMissesWork = backgroundDeepAsleep_.load() && pending_.load() > 0 && !driving_.load();
   if (idleWaiters_.load() == 0 && !backgroundMissesWork) return;
   std::lock_guard<std::mutex> lock(waitMutex_);
   changed_.notify_all();
 }
 
 void Engine::backgroundLoop() {
-  auto lastWork = Deadline::Clock::now();
+  auto lastBusy = Deadline::Clock::now();
+  uint64_t postsSeen = postsEver_.load(std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(waitMutex_);
+  auto undriven = [&] { return pending_.load() > 0 && !driving_.load() && wantToDrive_.load() == 0; };
   while (!stopping_) {
-    const bool work = pending_.load() > 0;
-    if (work) lastWork = Deadline::Clock::now();
-    if (!work || driving_.load() || wantToDrive_.load() > 0) {
-      if (!work && Deadline::Clock::now() - lastWork > kBackgroundIdle) {
+    const uint64_t posts = postsEver_.load(std::memory_order_relaxed);
+    if (posts != postsSeen || undriven()) lastBusy = Deadline::Clock::now();
+    postsSeen = posts;
+    if (!undriven()) {
+      // Napping, a poster need not wake this thread. Only posts keep it
+      // napping, though: a loop of blocking calls (their operations join a
+      // lane, but their callers drive them) would otherwise keep it waking
+      // every millisecond on every rank, a context switch that the ranks'
+      // own threads pay for where ranks outnumber cores. A post, and a
+      // driver that leaves work behind, wake a deep sleeper (wakeForPosted,
+      // notifyWaiters); the slice only bounds a notice missed.
+      if (Deadline::Clock::now() - lastBusy > kBackgroundIdle) {
         backgroundDeepAsleep_.store(true);
-        changed_.wait(lock, [&] { return stopping_ || pending_.load() > 0; });
+        changed_.wait_for(lock, kBackgroundIdle, [&] {
+          return stopping_ || undriven() || postsEver_.load(std::memory_order_relaxed) != postsSeen;
+        });
         backgroundDeepAsleep_.store(false);
       } else {
         changed_.wait_for(lock, kBackgroundNap);

@@ -108,6 +108,7 @@ class Engine {
   // After a post: wakes a driver asleep on other operations, and a
   // background thread in its deep sleep.
   void wakeForPosted();
+  void countPosts(size_t n);
   bool pollOnce();
   void absorbPosted();
   // Marks (or unmarks) the connections parked operations wait on, so that
@@ -156,6 +157,7 @@ class Engine {
   std::vector<OperationPtr> absorbing_;  // the driver's, swapped with posted_
   std::atomic<bool> anyPosted_{false};
   std::atomic<int64_t> pending_{0};  // posted and not yet ended
+  std::atomic<uint64_t> postsEver_{0};  // operations posted since the start (the background thread's hint)
 
   // Touched only by the driver (the thread that set driving_).
   std::vector<std::deque<OperationPtr>> lanes_;  // by Lane::index
