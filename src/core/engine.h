@@ -156,7 +156,7 @@ class Engine {
   std::vector<OperationPtr> posted_;
   std::vector<OperationPtr> absorbing_;  // the driver's, swapped with posted_
   std::atomic<bool> anyPosted_{false};
-  std::atomic<int64_t> pending_{0};  // posted and not yet ended
+  std::atomic<int64_t> pending_{0};     // posted and not yet ended
   std::atomic<uint64_t> postsEver_{0};  // operations posted since the start (the background thread's hint)
 
   // Touched only by the driver (the thread that set driving_).
