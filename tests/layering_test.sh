@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The arrows between src/ folders point one way (../shared/DESIGN.md,
 # docs/ENGINE.md): nothing above transport/ includes a transport's own
-# folder, base/ includes no other layer, and nothing in src/ includes tools/.
+# folder, base/ includes no other layer, no layer under core/ includes it,
+# and nothing in src/ includes tools/.
 # Prints every include that breaks a rule and fails.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../src" && pwd)"
@@ -23,6 +24,9 @@ for layer in core collectives bootstrap topology reduce base; do
   check "$layer" "$transport_folders" "src/$layer reaches into a transport's own folder (use transport/connections.h, registry.h, regions.h)"
 done
 check base 'core|collectives|transport|bootstrap|topology|reduce|kernels/' "src/base is under every layer and includes none"
+for layer in collectives transport bootstrap topology reduce; do
+  check "$layer" 'core/' "src/$layer is under src/core (the API and engine) and includes none of it (logging is base/logging.h)"
+done
 check . '(\.\./)*tools/' "src/ includes tools/"
 check transport 'core/(communicator|engine|c_api|group|operation|request)' "transport/ includes the engine above it"
 check collectives 'core/(communicator|engine|c_api|group|operation|request)' "collectives/ includes the engine above it"

@@ -11,10 +11,10 @@
 #include <deque>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "base/rank_list.h"
 #include "bootstrap/auth.h"
 #include "bootstrap/handshake.h"
-#include "core/logging.h"
 
 namespace loom::bootstrap {
 namespace {

@@ -9,11 +9,11 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "bootstrap/auth.h"
 #include "bootstrap/handshake.h"
 #include "bootstrap/round_reply.h"
 #include "bootstrap/setup_rounds.h"
-#include "core/logging.h"
 
 namespace loom::bootstrap {
 namespace {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "base/rank_list.h"
 #include "bootstrap/round_reply.h"
-#include "core/logging.h"
 
 namespace loom::bootstrap {
 namespace {

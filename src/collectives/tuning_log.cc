@@ -3,7 +3,7 @@
 #include <atomic>
 #include <string>
 
-#include "core/logging.h"
+#include "base/logging.h"
 
 namespace loom {
 namespace {
@@ -20,9 +20,8 @@ const char* collectiveName(TunedCollective c) {
 }
 
 const char* algorithmName(TunedAlgorithm a) {
-  static const char* const names[] = {"allpairs", "ring",         "direct",
-                                      "registered", "tree",       "chain",
-                                      "hierarchical", "hierarchical allpairs"};
+  static const char* const names[] = {"allpairs", "ring",  "direct",       "registered",
+                                      "tree",     "chain", "hierarchical", "hierarchical allpairs"};
   return names[static_cast<int>(a)];
 }
 

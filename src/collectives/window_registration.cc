@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "base/logging.h"
 #include "collectives/all_pairs.h"
-#include "core/logging.h"
 #include "transport/registry.h"
 
 namespace loom {

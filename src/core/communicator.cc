@@ -10,13 +10,14 @@
 #include <numeric>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "base/small_alloc.h"
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/socket.h"
 #include "collectives/hierarchical.h"
 #include "collectives/window_registration.h"
-#include "core/logging.h"
 #include "core/signal_dump.h"
+#include "core/version_banner.h"
 #include "topology/placement.h"
 
 namespace loom {
@@ -77,6 +78,7 @@ const char* relation(topo::Locality locality) {
 
 Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddress& address, const CommConfig& config)
     : config_(config), recorder_(config.flightRecorderEntries) {
+  installStartupLines();
   logStartup();
   team_.rank = rank;
   team_.nranks = nranks;
@@ -88,10 +90,10 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.ring = team_.members;
   team_.ringPosition = rank;
   team_.windows = &windows_;
-  team_.tuning.force = config.algorithm == "ring"       ? Tuning::Force::kRing
-                       : config.algorithm == "allpairs" ? Tuning::Force::kAllPairs
-                       : config.algorithm == "direct"   ? Tuning::Force::kDirect
-                       : config.algorithm == "tree"     ? Tuning::Force::kTree
+  team_.tuning.force = config.algorithm == "ring"           ? Tuning::Force::kRing
+                       : config.algorithm == "allpairs"     ? Tuning::Force::kAllPairs
+                       : config.algorithm == "direct"       ? Tuning::Force::kDirect
+                       : config.algorithm == "tree"         ? Tuning::Force::kTree
                        : config.algorithm == "hierarchical" ? Tuning::Force::kHierarchical
                                                             : Tuning::Force::kAuto;
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
@@ -161,9 +163,10 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
 void Communicator::checkHierarchy() {
   const int perHost = team_.ranksPerHost = ranksPerHostIfEven(team_);
   if (team_.tuning.force == Tuning::Force::kHierarchical && perHost == 0)
-    fail(loomUnsupported, "LOOM_ALGO=hierarchical needs ranks on at least two hosts with as many on each, at least "
-                          "two: this communicator has " +
-                              describeHosts(team_) + "; unset LOOM_ALGO to let Loom choose");
+    fail(loomUnsupported,
+         "LOOM_ALGO=hierarchical needs ranks on at least two hosts with as many on each, at least "
+         "two: this communicator has " +
+             describeHosts(team_) + "; unset LOOM_ALGO to let Loom choose");
   const bool chosen = team_.tuning.force == Tuning::Force::kHierarchical ||
                       (team_.tuning.force == Tuning::Force::kAuto && team_.peerMemory() == nullptr);
   if (team_.rank == 0 && perHost > 0 && chosen)

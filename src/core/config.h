@@ -1,5 +1,6 @@
 // Every environment variable Loom reads is read here, and only here, so the
-// list in README.md can be checked against one file.
+// list in README.md can be checked against one file; the logger's own
+// (LOOM_DEBUG*) are read under it, in base/log_settings.cc.
 #pragma once
 
 #include <loom/loom.h>
@@ -9,27 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "base/log_settings.h"
 #include "bootstrap/interface_choice.h"
-#include "core/logging.h"
 
 namespace loom {
-
-struct LogSettings {
-  LogLevel level = LogLevel::kWarn;          // LOOM_DEBUG
-  std::vector<std::string> subsystems;       // LOOM_DEBUG_SUBSYS, upper case; empty: all
-  bool subsystemsExcluded = false;           // "^A,B": every subsystem but these
-  std::string fileTemplate;                  // LOOM_DEBUG_FILE, before %h/%p expansion; empty: stderr
-  std::string timestampFormat = "[%F %T] ";  // LOOM_DEBUG_TIMESTAMP_FORMAT; empty: none
-  std::vector<std::string> problems;         // sentences about malformed values, printed once
-};
-
-// LOOM_DEBUG, LOOM_DEBUG_SUBSYS, LOOM_DEBUG_FILE and
-// LOOM_DEBUG_TIMESTAMP_FORMAT, read once per process.
-const LogSettings& logSettings();
-
-// Parses the logging variables from the values given (nullptr: unset); the
-// environment-free core of logSettings(), which fuzzers and tests call.
-LogSettings parseLogSettings(const char* debug, const char* subsys, const char* file, const char* timestampFormat);
 
 // Every LOOM_* variable that is set, as NAME=VALUE, for the INFO echo.
 // LOOM_SECRET's value is replaced: logs get shared, secrets must not be.

@@ -2,7 +2,9 @@
 
 #include <loom/version.h>
 
+#include "base/logging.h"
 #include "core/build_info.h"
+#include "core/config.h"
 #include "topology/hwloc_import.h"
 
 namespace loom {
@@ -12,5 +14,15 @@ std::string versionBanner() {
          LOOM_BUILD_COMPILER + ", transports: " + LOOM_BUILD_TRANSPORTS + ", sanitizers: " + LOOM_BUILD_SANITIZERS +
          "; hwloc " + topo::hwlocRuntimeVersion() + ")";
 }
+
+void installStartupLines() {
+  installLogStartup({versionBanner, loomVariablesForLog});
+}
+
+namespace {
+// A line logged before any communicator exists (a unique id's, loom-topo's)
+// is the process's first too.
+const bool kInstalledAtLoad = (installStartupLines(), true);
+}  // namespace
 
 }  // namespace loom

@@ -10,4 +10,9 @@ namespace loom {
 // sanitizers: none; hwloc 2.9.0)".
 std::string versionBanner();
 
+// Hands the banner and core/config.h's list of LOOM_* variables to the
+// logger below (base/logging.h). Done as the library loads; communicator
+// init calls it too, which also links this file into static builds.
+void installStartupLines();
+
 }  // namespace loom

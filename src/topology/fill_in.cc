@@ -4,10 +4,10 @@
 #include <set>
 #include <vector>
 
-#include "core/logging.h"
+#include "base/logging.h"
 #include "topology/nccl_xml.h"
-#include "topology/paths.h"
 #include "topology/nccl_xml_internal.h"
+#include "topology/paths.h"
 
 namespace loom::topo {
 
@@ -32,9 +32,10 @@ void fillCpus(Node& cpu, const Node& seen, std::set<int>& claimed) {
     }
   }
   if (!left.empty()) {
-    LOOM_INFO("INIT", -1, "topology file: line " << cpu.line << ": <cpu numaid=\"" << cpu.numa << "\"> has no affinity; "
-                                                 << left.size() << " of the detected NUMA node's CPUs are left out "
-                                                 << "because another <cpu> of the file lists them");
+    LOOM_INFO("INIT", -1,
+              "topology file: line " << cpu.line << ": <cpu numaid=\"" << cpu.numa << "\"> has no affinity; "
+                                     << left.size() << " of the detected NUMA node's CPUs are left out "
+                                     << "because another <cpu> of the file lists them");
   }
 }
 
@@ -58,10 +59,10 @@ void fillPci(Node& dev, const Node& seen) {
   const bool takesMachineKind = dev.kind == NodeKind::kPciDevice &&
                                 (dev.pci.classCode < 0 || pciClassKind(dev.pci.classCode, dev.pci.vendor) == seen.kind);
   if (!takesMachineKind && dev.kind != seen.kind) {
-    LOOM_WARN("INIT", -1, "topology file: line " << dev.line << ": <pci> " << dev.pci.busId << " is a "
-                                                 << nodeKindName(dev.kind) << " in the file but a "
-                                                 << nodeKindName(seen.kind)
-                                                 << " on this machine; nothing is filled in from the machine's device");
+    LOOM_WARN("INIT", -1,
+              "topology file: line " << dev.line << ": <pci> " << dev.pci.busId << " is a " << nodeKindName(dev.kind)
+                                     << " in the file but a " << nodeKindName(seen.kind)
+                                     << " on this machine; nothing is filled in from the machine's device");
     return;
   }
   PciInfo& p = dev.pci;

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "base/error.h"
-#include "core/logging.h"
+#include "base/logging.h"
 #include "topology/hwloc_internal.h"
 #include "topology/hwloc_xml_precheck.h"
 #include "topology/nvml_probe.h"

@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "core/logging.h"
+#include "base/logging.h"
 #include "topology/nccl_xml_internal.h"
 #include "topology/paths.h"
 #include "topology/pci.h"
@@ -88,8 +88,8 @@ class NvlinkResolver {
   void finish() {
     if (selfCount_ > 0) {
       warnAt(t_, doc_, firstSelf_,
-             cat("<nvlink> of GPU ", t_.nodes[selfGpu_].pci.busId, " names the GPU itself as its peer (",
-                 selfCount_, " such <nvlink> in this file), as VMs that hide NVLink peers write; "
+             cat("<nvlink> of GPU ", t_.nodes[selfGpu_].pci.busId, " names the GPU itself as its peer (", selfCount_,
+                 " such <nvlink> in this file), as VMs that hide NVLink peers write; "
                  "their lane counts are kept, but no NVLink path is assumed"));
     }
     if (unlistedCount_ > 0) {

@@ -9,20 +9,21 @@
 #include <map>
 #include <set>
 
-#include "core/logging.h"
+#include "base/logging.h"
 #include "topology/nccl_xml.h"
 #include "topology/nccl_xml_internal.h"
-#include "topology/xml_doc.h"
 #include "topology/paths.h"
 #include "topology/pci.h"
+#include "topology/xml_doc.h"
 
 namespace loom::topo {
 
 namespace {
 
-const std::set<std::string> kCpuAttrs = {"numaid", "affinity", "arch", "vendor", "familyid", "modelid", "package", "memory"};
-const std::set<std::string> kPciAttrs = {"busid",  "class",            "vendor",     "device",
-                                         "subsystem_vendor", "subsystem_device", "link_speed", "link_width"};
+const std::set<std::string> kCpuAttrs = {"numaid",   "affinity", "arch",    "vendor",
+                                         "familyid", "modelid",  "package", "memory"};
+const std::set<std::string> kPciAttrs = {
+    "busid", "class", "vendor", "device", "subsystem_vendor", "subsystem_device", "link_speed", "link_width"};
 const std::set<std::string> kGpuAttrs = {"dev", "sm", "rank", "gdr", "mlopart"};
 const std::set<std::string> kNetAttrs = {"name", "speed", "port", "gdr"};
 
@@ -32,14 +33,14 @@ const std::set<std::string> kKeptInGpu = {"c2c"};      // Grace's chip-to-chip l
 // Elements with a meaning in some other place: misplaced, they would lose a device.
 const std::set<std::string> kModelled = {"system", "cpu", "pci", "gpu", "nic", "net", "nvlink"};
 
-
 class NcclReader {
  public:
   explicit NcclReader(const XmlDoc& doc) : doc_(doc), t_(std::make_unique<Topology>()) {}
 
   std::unique_ptr<Topology> read(const Topology* detected) {
     const xmlNode* root = doc_.root();
-    if (elementName(root) != "system") doc_.failAt(root, "root element is <", elementName(root), ">, expected <system>");
+    if (elementName(root) != "system")
+      doc_.failAt(root, "root element is <", elementName(root), ">, expected <system>");
     std::string version = attrValue(root, "version");
     if (parseNcclNumber(version) != 1) {
       if (version.empty()) doc_.failAt(root, "<system> has no version attribute (expected version=\"1\")");
@@ -74,8 +75,9 @@ class NcclReader {
       doc_.failAt(n, "<", name, "> cannot appear inside <", inside, "> (expected ", expected, ")");
     }
     if (!skipped_.insert(name).second) return;
-    warnAt(*t_, doc_, n, "unknown element <" + name + "> inside <" + inside + "> skipped with what it holds (expected " +
-                              expected + ")");
+    warnAt(*t_, doc_, n,
+           "unknown element <" + name + "> inside <" + inside + "> skipped with what it holds (expected " + expected +
+               ")");
   }
 
   // A number as NCCL writes it (decimal or 0x-hex), or -1 when absent, empty
@@ -95,7 +97,7 @@ class NcclReader {
     cpu.numa = integer(n, "numaid");  // -1: sysfs did not know (NCCL writes it so)
     if (cpu.numa >= 0 && numaLines_.count(cpu.numa)) {
       doc_.failAt(n, "<cpu> numaid=\"", std::to_string(cpu.numa), "\" was already defined on line ",
-                         std::to_string(numaLines_[cpu.numa]));
+                  std::to_string(numaLines_[cpu.numa]));
     }
     if (cpu.numa >= 0) numaLines_[cpu.numa] = cpu.line;
     std::string affinity = attrValue(n, "affinity");
@@ -142,7 +144,7 @@ class NcclReader {
       auto [it, fresh] = cpuOwner_.emplace(c, cpu.line);
       if (!fresh) {
         doc_.failAt(n, "<cpu numaid=\"", std::to_string(cpu.numa), "\"> affinity includes CPU ", std::to_string(c),
-                           ", which the <cpu> on line ", std::to_string(it->second), " already has");
+                    ", which the <cpu> on line ", std::to_string(it->second), " already has");
       }
     }
   }
@@ -177,7 +179,8 @@ class NcclReader {
     if (c < 0) return gpu ? NodeKind::kGpu : nic ? NodeKind::kNic : pci ? NodeKind::kPciSwitch : NodeKind::kPciDevice;
     NodeKind kind = pciClassKind(c, p.vendor);
     std::string what = "<pci> " + p.busId + " of class " + hexString(c, 6);
-    if (gpu && kind != NodeKind::kGpu) doc_.failAt(n, what, " holds a <gpu>, but that class is not a display controller");
+    if (gpu && kind != NodeKind::kGpu)
+      doc_.failAt(n, what, " holds a <gpu>, but that class is not a display controller");
     if (nic && kind != NodeKind::kNic && kind != NodeKind::kPciDevice) {
       doc_.failAt(n, what, " holds a <nic>, but that class is not a network controller");
     }
@@ -223,8 +226,9 @@ class NcclReader {
     if (n.kind != NodeKind::kNic || !n.nets.empty() || n.nonNetPorts.empty()) return;
     n.kind = NodeKind::kPciDevice;
     n.rdma = false;
-    LOOM_INFO("INIT", -1, doc_.path() << ":" << n.line << ": NIC " << n.pci.busId
-                                      << " has no <net> NCCL's network transport uses (all net=\"0\"): not a NIC");
+    LOOM_INFO("INIT", -1,
+              doc_.path() << ":" << n.line << ": NIC " << n.pci.busId
+                          << " has no <net> NCCL's network transport uses (all net=\"0\"): not a NIC");
   }
 
   // Two <gpu> under one <pci>: NCCL's ncclTopoAddGpuSub gives each its own

@@ -6,7 +6,7 @@
 #include <climits>
 #include <cstdlib>
 
-#include "core/logging.h"
+#include "base/logging.h"
 #include "topology/nccl_xml.h"
 #include "topology/nccl_xml_internal.h"
 #include "topology/pci.h"
@@ -92,8 +92,8 @@ NodeKind pciClassKind(int32_t c, int32_t vendor) {
 
 bool isRdmaPci(const PciInfo& p) {
   if (p.classCode >= 0 && (p.classCode >> 8) == 0x0207) return true;  // InfiniBand
-  if (p.vendor == 0x15b3) return true;                                 // Mellanox / NVIDIA networking
-  return p.vendor == 0x1d0f && (p.device & 0xfff0) == 0xefa0;          // AWS EFA
+  if (p.vendor == 0x15b3) return true;                                // Mellanox / NVIDIA networking
+  return p.vendor == 0x1d0f && (p.device & 0xfff0) == 0xefa0;         // AWS EFA
 }
 
 Attributes allAttributes(const xmlNode* n) {

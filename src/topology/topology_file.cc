@@ -7,7 +7,7 @@
 #include <new>
 
 #include "base/error.h"
-#include "core/logging.h"
+#include "base/logging.h"
 #include "topology/hwloc_import.h"
 #include "topology/nccl_xml.h"
 #include "topology/placement.h"
@@ -28,8 +28,8 @@ std::unique_ptr<Topology> readByFormat(const std::string& path, const Topology* 
   // hwloc 1.x files carry no version; 2.x say "2.0"; 3.x is beyond hwloc 2.
   std::string version = attrValue(root, "version");
   if (!version.empty() && version[0] != '1' && version[0] != '2') {
-    doc.failAt(root, "hwloc XML format version ", version, " cannot be imported by hwloc ",
-                         hwlocRuntimeVersion(), " (formats 1.x and 2.x can)");
+    doc.failAt(root, "hwloc XML format version ", version, " cannot be imported by hwloc ", hwlocRuntimeVersion(),
+               " (formats 1.x and 2.x can)");
   }
   return importHwlocXml(doc);  // complete by itself: no fill-in
 }
@@ -55,9 +55,9 @@ std::unique_ptr<Topology> readTopologyFile(const std::string& path, const Topolo
 std::unique_ptr<Topology> loadTopology(const std::string& topoFile, const std::string& dumpFile) {
   std::unique_ptr<Topology> detected = detectTopology();
   std::unique_ptr<Topology> t = topoFile.empty() ? std::move(detected) : readTopologyFile(topoFile, detected.get());
-  LOOM_INFO("INIT", -1, "topology from " << t->source << ": " << t->cpuNodes().size() << " NUMA nodes, "
-                                         << t->packageCount() << " sockets, " << t->gpus().size() << " GPUs, "
-                                         << t->nics().size() << " NICs");
+  LOOM_INFO("INIT", -1,
+            "topology from " << t->source << ": " << t->cpuNodes().size() << " NUMA nodes, " << t->packageCount()
+                             << " sockets, " << t->gpus().size() << " GPUs, " << t->nics().size() << " NICs");
   if (!dumpFile.empty()) {
     writeNcclXmlFile(*t, dumpFile);
     LOOM_INFO("INIT", -1, "topology written to " << dumpFile);

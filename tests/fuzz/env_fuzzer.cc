@@ -1,4 +1,5 @@
-// The environment parsers (src/core/config.cc): every LOOM_* setting a
+// The environment parsers (src/core/config.cc, and src/base/log_settings.cc
+// for the logging variables): every LOOM_* setting a
 // communicator reads, and the launchers' rank variables. Any values either
 // parse within their documented ranges or fail with loom::Error naming the
 // variable; never a crash or UB.

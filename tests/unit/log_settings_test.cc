@@ -2,7 +2,7 @@
 // sentence (never a crash) for values that make no sense.
 #include <gtest/gtest.h>
 
-#include "core/config.h"
+#include "base/log_settings.h"
 
 namespace loom {
 namespace {

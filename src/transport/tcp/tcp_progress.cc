@@ -12,7 +12,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "core/logging.h"
+#include "base/logging.h"
 
 namespace loom::tcp {
 namespace {

@@ -12,10 +12,10 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/logging.h"
 #include "base/rank_list.h"
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/unique_id.h"
-#include "core/logging.h"
 #include "transport/transport.h"
 
 namespace loom::tcp {

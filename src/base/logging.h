@@ -12,6 +12,7 @@
 #include <atomic>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace loom {
 
@@ -26,6 +27,16 @@ bool logEnabled(LogLevel level, const char* subsys);
 // then): lets a disabled line cost one load on paths like a blocking call.
 extern std::atomic<int> logLevelCeiling;
 void logLine(LogLevel level, const char* subsys, int rank, const std::string& message);
+
+// What a process's first lines at INFO say: the banner (which Loom, built
+// how, with which hwloc) and every LOOM_* variable that is set. Only the
+// layers above know them, so core installs them (core/version_banner.h)
+// as the library loads and again at communicator init.
+struct LogStartup {
+  std::string (*banner)() = nullptr;
+  std::vector<std::string> (*variables)() = nullptr;
+};
+void installLogStartup(const LogStartup& startup);
 
 // Prints the banner and the LOOM_* variables once per process if the level
 // asks for them; communicator init calls it so that LOOM_DEBUG=VERSION shows

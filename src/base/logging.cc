@@ -1,4 +1,4 @@
-#include "core/logging.h"
+#include "base/logging.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -9,8 +9,7 @@
 #include <ctime>
 #include <mutex>
 
-#include "core/config.h"
-#include "core/version_banner.h"
+#include "base/log_settings.h"
 
 namespace loom {
 namespace {
@@ -118,6 +117,13 @@ void writeLine(LogLevel level, const char* subsys, int rank, const std::string& 
 }
 
 std::once_flag startupOnce;
+std::atomic<std::string (*)()> bannerSource{nullptr};
+std::atomic<std::vector<std::string> (*)()> variablesSource{nullptr};
+
+std::string banner() {
+  auto source = bannerSource.load(std::memory_order_acquire);
+  return source != nullptr ? source() : "Loom (version unknown: nothing installed the banner)";
+}
 
 void printStartup(int rank) {
   const LogSettings& settings = logSettings();
@@ -126,15 +132,17 @@ void printStartup(int rank) {
   if (settings.level != LogLevel::kNone)
     for (const std::string& problem : settings.problems) std::fprintf(stderr, "LOOM WARN %s\n", problem.c_str());
   if (settings.level == LogLevel::kVersion) {
-    std::fprintf(sink(), "%s\n", versionBanner().c_str());
+    std::fprintf(sink(), "%s\n", banner().c_str());
     return;
   }
   if (static_cast<int>(settings.level) < static_cast<int>(LogLevel::kInfo)) return;
   // The banner is the first INFO line whatever the subsystem filter says:
   // it is what a bug report needs first.
-  writeLine(LogLevel::kInfo, "INIT", rank, versionBanner());
+  writeLine(LogLevel::kInfo, "INIT", rank, banner());
   if (!subsystemSelected(settings, "ENV")) return;
-  for (const std::string& variable : loomVariablesForLog()) {
+  auto variables = variablesSource.load(std::memory_order_acquire);
+  if (variables == nullptr) return;
+  for (const std::string& variable : variables()) {
     const size_t equals = variable.find('=');
     writeLine(LogLevel::kInfo, "ENV", rank,
               variable.substr(0, equals) + " set by environment to " + variable.substr(equals + 1));
@@ -150,6 +158,11 @@ bool logEnabled(LogLevel level, const char* subsys) {
   logLevelCeiling.store(static_cast<int>(settings.level), std::memory_order_relaxed);
   if (static_cast<int>(level) > static_cast<int>(settings.level)) return false;
   return subsystemSelected(settings, subsys);
+}
+
+void installLogStartup(const LogStartup& startup) {
+  bannerSource.store(startup.banner, std::memory_order_release);
+  variablesSource.store(startup.variables, std::memory_order_release);
 }
 
 void logStartup() {
