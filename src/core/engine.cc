@@ -189,6 +189,7 @@ void Engine::poke() {
 
 void Engine::waitFor(const Request& request, Deadline deadline) {
   auto done = [&] { return request.done(); };
+  bool waitedForADriver = false;
   while (!request.done() && !deadline.expired()) {
     if (driveIfFree([&] {
           int spun = 0;
@@ -206,10 +207,12 @@ void Engine::waitFor(const Request& request, Deadline deadline) {
                       [&] { return request.done() || !driving_.load(); });
     idleWaiters_.fetch_sub(1);
     wantToDrive_.fetch_sub(1);
+    waitedForADriver = true;
   }
   // Leaving without driving (the deadline passed) may leave work that the
-  // background thread, asleep while this thread wanted to drive, must hear of.
-  notifyWaiters();
+  // background thread, asleep while this thread wanted to drive, must hear
+  // of. (Having driven, driveIfFree told it already.)
+  if (waitedForADriver) notifyWaiters();
 }
 
 void Engine::drain() {
@@ -258,9 +261,10 @@ void Engine::backgroundLoop() {
   auto undriven = [&] { return pending_.load() > 0 && !driving_.load() && wantToDrive_.load() == 0; };
   while (!stopping_) {
     const uint64_t posts = postsEver_.load(std::memory_order_relaxed);
-    if (posts != postsSeen || undriven()) lastBusy = Deadline::Clock::now();
+    const bool work = undriven();
+    if (posts != postsSeen || work) lastBusy = Deadline::Clock::now();
     postsSeen = posts;
-    if (!undriven()) {
+    if (!work) {
       // Napping, a poster need not wake this thread. Only posts keep it
       // napping, though: a loop of blocking calls (their operations join a
       // lane, but their callers drive them) would otherwise keep it waking
