@@ -13,9 +13,7 @@
 namespace loom {
 
 bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
-  if (team.nranks == 1 || bytes > limitBytes) return false;
-  const int peer = (team.rank + 1) % team.nranks;
-  return bytes <= team.sendTo(peer).slotBytes();
+  return team.nranks > 1 && bytes <= limitBytes && bytes <= team.slotBytes;
 }
 
 Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,

@@ -22,7 +22,7 @@ Task<> chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitCo
   const bool isLast = hops == team.nranks - 1;
   SendConnection* next = isLast ? nullptr : &team.next();
   RecvConnection* prev = isRoot ? nullptr : &team.prev();
-  const size_t chunk = prims.chunkElements((next ? next->slotBytes() : prev->slotBytes()));
+  const size_t chunk = prims.chunkElements(team.slotBytes);
 
   for (size_t start = 0; start < args.count; start += chunk) {
     const size_t len = std::min(chunk, args.count - start);
@@ -53,7 +53,7 @@ Task<> chainReduce(const Team& team, const CollectiveArgs& args, const WaitConte
   const bool isFirst = hops == 1;
   SendConnection* next = isRoot ? nullptr : &team.next();
   RecvConnection* prev = isFirst ? nullptr : &team.prev();
-  const size_t chunk = prims.chunkElements((next ? next->slotBytes() : prev->slotBytes()));
+  const size_t chunk = prims.chunkElements(team.slotBytes);
 
   for (size_t start = 0; start < args.count; start += chunk) {
     const size_t len = std::min(chunk, args.count - start);

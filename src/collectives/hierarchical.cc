@@ -85,16 +85,9 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
 }
 
 bool fitsHierarchicalAllPairs(const Team& team, size_t bytes) {
-  if (team.ranksPerHost == 0 || bytes > team.tuning.allPairsMaxBytes) return false;
-  // Without forming the sub-teams (this runs on every small call): each
-  // message, within the host or across, must fit its connection's slot.
-  const MemberPlace& mine = team.places[team.rank];
-  for (int i = 0; i < team.nranks; ++i) {
-    const MemberPlace& place = team.places[i];
-    const bool peer = i != team.rank && (place.host == mine.host || place.localIndex == mine.localIndex);
-    if (peer && bytes > team.sendTo(i).slotBytes()) return false;
-  }
-  return true;
+  // Each message, within the host or across, must fit a slot: the team's
+  // slot is the smallest of both sub-teams'.
+  return team.ranksPerHost > 0 && bytes <= team.tuning.allPairsMaxBytes && bytes <= team.slotBytes;
 }
 
 // Small AllReduce: all-pairs within each host (shared memory), then among

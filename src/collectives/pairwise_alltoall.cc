@@ -31,7 +31,7 @@ Task<> pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const Wait
     const int from = (team.rank - k + n) % n;
     SendConnection& sendConn = team.sendTo(to);
     RecvConnection& recvConn = team.recvFrom(from);
-    const size_t chunk = std::min(prims.chunkElements(sendConn.slotBytes()), prims.chunkElements(recvConn.slotBytes()));
+    const size_t chunk = prims.chunkElements(team.slotBytes);
     for (size_t start = 0; start < args.count; start += chunk) {
       const size_t len = std::min(chunk, args.count - start);
       const size_t at = start * prims.elementSize();

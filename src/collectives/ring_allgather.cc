@@ -22,7 +22,7 @@ Task<> ringAllGather(const Team& team, const CollectiveArgs& args, const WaitCon
   RecvConnection& prev = team.prev();
   const int n = team.nranks;
   const int p = team.ringPosition;
-  const size_t chunk = std::min(prims.chunkElements(next.slotBytes()), prims.chunkElements(prev.slotBytes()));
+  const size_t chunk = prims.chunkElements(team.slotBytes);
 
   for (size_t start = 0; start < args.count; start += chunk) {
     const size_t len = std::min(chunk, args.count - start);

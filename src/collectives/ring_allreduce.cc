@@ -22,7 +22,7 @@ Task<> ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitCon
   const int n = team.nranks;
   const int p = team.ringPosition;
   const size_t elem = prims.elementSize();
-  const size_t chunk = std::min(prims.chunkElements(next.slotBytes()), prims.chunkElements(prev.slotBytes()));
+  const size_t chunk = prims.chunkElements(team.slotBytes);
   const size_t loopElements = chunk * n;
 
   for (size_t loopStart = 0; loopStart < args.count; loopStart += loopElements) {

@@ -25,10 +25,6 @@ struct ChunkOfBlocks {
   size_t byteOffset(int index) const { return (blocks.offset[index] + start) * elementSize; }
 };
 
-size_t ringChunk(const Team& team, const Primitives& prims) {
-  return std::min(prims.chunkElements(team.next().slotBytes()), prims.chunkElements(team.prev().slotBytes()));
-}
-
 }  // namespace
 
 BlockLayout BlockLayout::even(size_t total, int parts) {
@@ -68,7 +64,7 @@ Task<> ringReduceScatterBlocks(const Team& team, const void* in, const BlockLayo
   RecvConnection& prev = team.prev();
   const int n = team.nranks;
   const int p = team.ringPosition;
-  part.chunk = ringChunk(team, prims);
+  part.chunk = prims.chunkElements(team.slotBytes);
   for (; part.start < blocks.largest(); part.start += part.chunk) {
     int block = team.ringRank(p - 1);
     co_await prims.send(next, src + part.byteOffset(block), part.length(block));
@@ -91,7 +87,7 @@ Task<> ringAllGatherBlocks(const Team& team, void* buf, const BlockLayout& block
   RecvConnection& prev = team.prev();
   const int n = team.nranks;
   const int p = team.ringPosition;
-  ChunkOfBlocks part{blocks, 0, ringChunk(team, prims), prims.elementSize()};
+  ChunkOfBlocks part{blocks, 0, prims.chunkElements(team.slotBytes), prims.elementSize()};
   for (; part.start < blocks.largest(); part.start += part.chunk) {
     int block = team.rank;
     co_await prims.send(next, data + part.byteOffset(block), part.length(block));

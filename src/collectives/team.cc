@@ -29,19 +29,33 @@ Team Team::subTeam(const std::vector<int>& indices) const {
   for (int position = 0; position < sub.nranks; ++position)
     if (sub.ring[position] == sub.rank) sub.ringPosition = position;
   sub.connections = connections;
+  sub.slotBytes = connections != nullptr ? connections->slotBytesAmong(sub.members) : slotBytes;
   sub.tuning = tuning;
   sub.windows = windows;
   return sub;
 }
 
 Team Team::hostTeam() const {
+  return hostTeam_ ? *hostTeam_ : formHostTeam();
+}
+
+Team Team::localIndexTeam() const {
+  return localIndexTeam_ ? *localIndexTeam_ : formLocalIndexTeam();
+}
+
+void Team::keepSubTeams() {
+  hostTeam_ = std::make_shared<const Team>(formHostTeam());
+  localIndexTeam_ = std::make_shared<const Team>(formLocalIndexTeam());
+}
+
+Team Team::formHostTeam() const {
   std::vector<int> indices;
   for (int i = 0; i < nranks; ++i)
     if (places[i].host == places[rank].host) indices.push_back(i);
   return subTeam(indices);
 }
 
-Team Team::localIndexTeam() const {
+Team Team::formLocalIndexTeam() const {
   std::vector<int> indices;
   for (int i = 0; i < nranks; ++i)
     if (places[i].localIndex == places[rank].localIndex) indices.push_back(i);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "transport/connections.h"
@@ -40,6 +41,11 @@ struct Team {
   std::vector<int> ring;               // ring[i] is the team index at ring position i
   int ringPosition = 0;                // this rank's position in `ring`
   Connections* connections = nullptr;  // by communicator rank; null when the communicator has one rank
+  // The largest message one slot carries on every link among the members
+  // (Connections::slotBytesAmong): algorithms cut by it, never by the slot
+  // of the one connection they use, so that ranks whose neighbours are
+  // reached over different transports still cut every message alike.
+  size_t slotBytes = 0;
   // Ranks per host when the members sit on several hosts with as many (at
   // least two) on each, as hierarchical.h needs; 0 otherwise. Set once at
   // init for the communicator's team (sub-teams keep 0: they do not nest).
@@ -79,6 +85,15 @@ struct Team {
   Team hostTeam() const;
   // The members with this rank's local index, one per host.
   Team localIndexTeam() const;
+  // Forms those two once (at init), so that hostTeam() and localIndexTeam()
+  // need not look at every pair of members on every call.
+  void keepSubTeams();
+
+ private:
+  std::shared_ptr<const Team> hostTeam_;
+  std::shared_ptr<const Team> localIndexTeam_;
+  Team formHostTeam() const;
+  Team formLocalIndexTeam() const;
 };
 
 }  // namespace loom

@@ -19,13 +19,6 @@ TreeLinks treeFor(const Team& team, int root) {
   return tree;
 }
 
-size_t treeChunkElements(const Team& team, const TreeLinks& tree, const Primitives& prims) {
-  size_t bytes = SIZE_MAX;
-  if (tree.parent >= 0) bytes = std::min(bytes, team.recvFrom(tree.parent).slotBytes());
-  for (int c = 0; c < tree.childCount; ++c) bytes = std::min(bytes, team.sendTo(tree.children[c]).slotBytes());
-  return prims.chunkElements(bytes);
-}
-
 }  // namespace
 
 Task<> treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
@@ -38,7 +31,7 @@ Task<> treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitCon
     co_return;
   }
   const TreeLinks tree = treeFor(team, args.root);
-  const size_t chunk = treeChunkElements(team, tree, prims);
+  const size_t chunk = prims.chunkElements(team.slotBytes);
   for (size_t start = 0; start < args.count; start += chunk) {
     const size_t len = std::min(chunk, args.count - start);
     const size_t at = start * elem;
@@ -63,7 +56,7 @@ Task<> treeReduce(const Team& team, const CollectiveArgs& args, const WaitContex
   }
   const TreeLinks tree = treeFor(team, args.root);
   const bool isRoot = tree.parent < 0;
-  const size_t chunk = treeChunkElements(team, tree, prims);
+  const size_t chunk = prims.chunkElements(team.slotBytes);
   // A rank with two children combines its input with the first child's in
   // scratch (its recvbuf need not exist off the root), then the second's.
   // The communicator's, not the thread's: the schedule parks between chunks,

@@ -125,11 +125,19 @@ std::vector<RankIdentity> Communicator::exchangeIdentities(bootstrap::Rendezvous
 
 void Communicator::connectPeers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
   if (team_.nranks == 1) return;
-  TransportSettings settings{config_.shmSlotBytes,   config_.shmSlots, config_.crossMemoryAttach,
-                             config_.socketsPerPeer, config_.sockets,  config_.timeoutMs};
+  TransportSettings settings;
+  settings.shmSlotBytes = config_.shmSlotBytes;
+  settings.shmSlots = config_.shmSlots;
+  settings.socketSlotBytes = config_.socketSlotBytes;
+  settings.socketSlots = config_.socketSlots;
+  settings.crossMemoryAttach = config_.crossMemoryAttach;
+  settings.socketsPerPeer = config_.socketsPerPeer;
+  settings.sockets = config_.sockets;
+  settings.timeoutMs = config_.timeoutMs;
   connections_ = std::make_unique<Connections>(
       team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
   team_.connections = connections_.get();
+  team_.slotBytes = connections_->slotBytesAmong(team_.members);
   const std::string whyNoSingleCopy =
       config_.crossMemoryAttach ? connections_->peerMemoryUnavailable() : std::string("LOOM_CMA is not 1");
   // A forced algorithm is never silently replaced: a benchmark or test that
@@ -172,6 +180,7 @@ void Communicator::checkHierarchy() {
   if (team_.rank == 0 && perHost > 0 && chosen)
     LOOM_INFO("INIT", team_.rank,
               describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
+  if (perHost > 0) team_.keepSubTeams();
 }
 
 void Communicator::placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {

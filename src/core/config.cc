@@ -72,6 +72,13 @@ std::string required(const char* name, const std::string& why) {
   return *value;
 }
 
+// A slot size: whole cache lines, 4 KiB to 64 MiB.
+void readSlotBytes(const char* name, size_t* bytes) {
+  if (auto text = env(name)) *bytes = parseInteger(*text, name, 4096, 64 << 20);
+  if (*bytes % 64 != 0)
+    fail(loomInvalidArgument, std::string(name) + "=" + std::to_string(*bytes) + " is not a multiple of 64");
+}
+
 }  // namespace
 
 std::vector<std::string> loomVariablesForLog() {
@@ -89,12 +96,10 @@ CommConfig readCommConfig(const loomConfig_t* user) {
   CommConfig config;
   if (auto timeout = env("LOOM_TIMEOUT_MS"))
     config.timeoutMs = std::min(parseInteger(*timeout, "LOOM_TIMEOUT_MS", 1, INT64_MAX), Deadline::kForeverMs);
-  if (auto slotBytes = env("LOOM_SHM_SLOT_BYTES"))
-    config.shmSlotBytes = parseInteger(*slotBytes, "LOOM_SHM_SLOT_BYTES", 4096, 64 << 20);
-  if (config.shmSlotBytes % 64 != 0)
-    fail(loomInvalidArgument,
-         "LOOM_SHM_SLOT_BYTES=" + std::to_string(config.shmSlotBytes) + " is not a multiple of 64");
+  readSlotBytes("LOOM_SHM_SLOT_BYTES", &config.shmSlotBytes);
   if (auto slots = env("LOOM_SHM_SLOTS")) config.shmSlots = parseInteger(*slots, "LOOM_SHM_SLOTS", 2, 1024);
+  readSlotBytes("LOOM_SOCKET_SLOT_BYTES", &config.socketSlotBytes);
+  if (auto slots = env("LOOM_SOCKET_SLOTS")) config.socketSlots = parseInteger(*slots, "LOOM_SOCKET_SLOTS", 2, 1024);
   if (auto sockets = env("LOOM_SOCKET_NSOCKS"))
     config.socketsPerPeer = parseInteger(*sockets, "LOOM_SOCKET_NSOCKS", 1, 64);
   config.sockets = socketRequest();  // refuses a malformed list here, before any rank waits

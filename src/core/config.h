@@ -38,6 +38,8 @@ struct CommConfig {
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
   std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
   int socketsPerPeer = 1;                 // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
+  size_t socketSlotBytes = 256 * 1024;    // LOOM_SOCKET_SLOT_BYTES
+  int socketSlots = 8;                    // LOOM_SOCKET_SLOTS
   bootstrap::InterfaceRequest sockets;    // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: the interface to offer
   size_t flightRecorderEntries = 32;      // LOOM_FLIGHT_RECORDER_ENTRIES: operations kept per communicator
   int dumpSignal = 0;                     // LOOM_DUMP_ON_SIGNAL: USR1 or USR2 dumps the flight recorders

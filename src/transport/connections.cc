@@ -1,12 +1,19 @@
 #include "transport/connections.h"
 
+#include <algorithm>
+#include <cstdint>
+
+#include "base/error.h"
+
 namespace loom {
 
 Connections::Connections(int rank, const std::vector<RankIdentity>& identities, const TransportFilter& filter,
                          const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous)
-    : rank_(rank), byPeer_(identities.size(), nullptr) {
+    : rank_(rank), identities_(identities), filter_(filter), byPeer_(identities.size(), nullptr) {
   kindOf_ = chooseTransports(identities, rank, filter);
   const std::vector<TransportKind>& kinds = transportKinds();
+  for (const TransportKind& kind : kinds) slotBytesOfKind_.push_back(kind.slotBytes(settings));
+  checkSlotsAgree(settings, rendezvous);
   for (size_t k = 0; k < kinds.size(); ++k) {
     std::vector<int> peers;
     for (size_t peer = 0; peer < identities.size(); ++peer)
@@ -24,6 +31,42 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
 
 Connections::~Connections() {
   while (!transports_.empty()) transports_.pop_back();
+}
+
+// Algorithms cut messages by the smallest slot among a team's pairs, which
+// every rank computes from its own settings: ranks of different hosts that
+// never share a FIFO must still agree on every kind's slots, or one would
+// send chunks of one size and the other read chunks of another.
+void Connections::checkSlotsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous) {
+  const std::string mine = "LOOM_SHM_SLOTS=" + std::to_string(settings.shmSlots) +
+                           " LOOM_SHM_SLOT_BYTES=" + std::to_string(settings.shmSlotBytes) +
+                           " LOOM_SOCKET_SLOTS=" + std::to_string(settings.socketSlots) +
+                           " LOOM_SOCKET_SLOT_BYTES=" + std::to_string(settings.socketSlotBytes);
+  const std::vector<std::string> all = rendezvous.allGather(mine);
+  for (size_t peer = 0; peer < all.size(); ++peer)
+    if (all[peer] != mine)
+      fail(loomInvalidUsage, "rank " + std::to_string(peer) + " has '" + all[peer].substr(0, 200) + "' but rank " +
+                                 std::to_string(rank_) + " has '" + mine +
+                                 "': set these alike on every rank (or leave them unset)");
+}
+
+size_t Connections::slotBytesAmong(const std::vector<int>& ranks) const {
+  // No pair can do better than the smallest slot of any allowed kind: once
+  // a pair has it, the rest need not be looked at (within a host and
+  // between hosts alike, the first pair usually decides).
+  size_t floor = SIZE_MAX;
+  const std::vector<TransportKind>& kinds = transportKinds();
+  for (size_t k = 0; k < kinds.size(); ++k)
+    if (filter_.allows(kinds[k].name)) floor = std::min(floor, slotBytesOfKind_[k]);
+  size_t smallest = SIZE_MAX;
+  for (size_t i = 0; i < ranks.size() && smallest > floor; ++i) {
+    for (size_t j = i + 1; j < ranks.size() && smallest > floor; ++j) {
+      // A pair no kind connects failed its own ranks' init; none is here.
+      const int kind = chooseKind(identities_[ranks[i]], identities_[ranks[j]], filter_);
+      if (kind >= 0) smallest = std::min(smallest, slotBytesOfKind_[kind]);
+    }
+  }
+  return smallest == SIZE_MAX ? floor : smallest;
 }
 
 const char* Connections::transportName(int peer) const {

@@ -39,6 +39,12 @@ class Connections {
   // How `peer` is reached, for logs: "SHM", "TCP/10.0.0.1 (2 sockets)".
   std::string describeLink(int peer) const { return byPeer_[peer] != nullptr ? byPeer_[peer]->describe() : "self"; }
   int kindOf(int peer) const { return kindOf_[peer]; }
+  // The largest message one slot carries on every link among `ranks`: the
+  // smallest slot of the kinds that connect them. The choice of kind per
+  // pair follows from identities alone, so every rank computes the same
+  // for the same ranks, and algorithms that cut messages by it cut them
+  // alike at both ends of every link.
+  size_t slotBytesAmong(const std::vector<int>& ranks) const;
   // Some peer's data moves on a transport's own thread (tcp).
   bool anyDataThread() const {
     for (const auto& transport : transports_)
@@ -68,7 +74,12 @@ class Connections {
   std::string peerMemoryUnavailable() const;
 
  private:
+  void checkSlotsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous);
+
   int rank_;
+  std::vector<RankIdentity> identities_;  // by rank: pairs this rank is not in, for slotBytesAmong
+  TransportFilter filter_;
+  std::vector<size_t> slotBytesOfKind_;                 // by index in transportKinds()
   std::vector<std::unique_ptr<Transport>> transports_;  // the kinds that carry at least one peer
   std::vector<Transport*> byPeer_;                      // by communicator rank; null for this rank
   std::vector<int> kindOf_;                             // index in transportKinds(), by rank; -1 for this rank

@@ -28,8 +28,8 @@ std::string describe(const TransportFilter& filter) {
 
 const std::vector<TransportKind>& transportKinds() {
   static const std::vector<TransportKind> kinds = {
-      {"shm", shm::canConnect, shm::connect, shm::makeRegionKey, shm::openRegion},
-      {"tcp", tcp::canConnect, tcp::connect, nullptr, nullptr},
+      {"shm", shm::canConnect, shm::connect, shm::slotBytes, shm::makeRegionKey, shm::openRegion},
+      {"tcp", tcp::canConnect, tcp::connect, tcp::slotBytes, nullptr, nullptr},
   };
   return kinds;
 }
@@ -112,16 +112,19 @@ TransportFilter parseTransportFilter(const std::string& text, const char* variab
   return filter;
 }
 
+int chooseKind(const RankIdentity& a, const RankIdentity& b, const TransportFilter& filter) {
+  const std::vector<TransportKind>& kinds = transportKinds();
+  for (size_t k = 0; k < kinds.size(); ++k)
+    if (filter.allows(kinds[k].name) && kinds[k].canConnect(a, b)) return static_cast<int>(k);
+  return -1;
+}
+
 std::vector<int> chooseTransports(const std::vector<RankIdentity>& identities, int rank,
                                   const TransportFilter& filter) {
-  const std::vector<TransportKind>& kinds = transportKinds();
   std::vector<int> chosen(identities.size(), -1);
   for (size_t peer = 0; peer < identities.size(); ++peer) {
     if (static_cast<int>(peer) == rank) continue;
-    for (size_t k = 0; k < kinds.size() && chosen[peer] < 0; ++k) {
-      if (filter.allows(kinds[k].name) && kinds[k].canConnect(identities[rank], identities[peer]))
-        chosen[peer] = static_cast<int>(k);
-    }
+    chosen[peer] = chooseKind(identities[rank], identities[peer], filter);
     if (chosen[peer] < 0) {
       std::string why = identities[rank].host == identities[peer].host
                             ? "both run on host " + identities[rank].hostName()

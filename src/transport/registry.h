@@ -21,10 +21,14 @@ namespace loom {
 
 // What a transport's setup may use, filled in by the communicator.
 struct TransportSettings {
-  // Every transport's FIFOs have this geometry, so that ranks that reach
-  // their peers over different transports still cut messages alike.
+  // Shared memory's FIFOs: LOOM_SHM_SLOT_BYTES, LOOM_SHM_SLOTS.
   size_t shmSlotBytes = 0;
   int shmSlots = 0;
+  // TCP's rings: LOOM_SOCKET_SLOT_BYTES, LOOM_SOCKET_SLOTS. Kinds may cut
+  // messages differently; algorithms cut by the smallest slot among a
+  // team's pairs (Connections::slotBytesAmong), so every rank cuts alike.
+  size_t socketSlotBytes = 0;
+  int socketSlots = 0;
   bool crossMemoryAttach = false;       // try single-copy reads of peers' memory
   int socketsPerPeer = 1;               // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
   bootstrap::InterfaceRequest sockets;  // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: where TCP listens
@@ -45,6 +49,8 @@ struct TransportKind {
   // Collective over every rank, including ranks that have no peer on this
   // kind (their `peers` is empty): setups exchange addresses in rounds.
   std::unique_ptr<Transport> (*connect)(const TransportSetup& setup);
+  // The data bytes one slot of its FIFOs carries under these settings.
+  size_t (*slotBytes)(const TransportSettings& settings);
   // Registration (regions.h); null for a kind that cannot register memory.
   void (*makeRegionKey)(const char* api, uint64_t window, const void* base, size_t bytes,
                         unsigned char key[kRegionKeyBytes]);
@@ -81,6 +87,11 @@ bool kindRegistersMemory(int kind);
 // (today shared memory's memfd pages; freeing a registered buffer fails).
 void* allocateRegistrable(size_t bytes);
 void freeRegistrable(void* pointer);
+
+// The index in transportKinds() of the kind that connects a and b: the
+// first allowed kind that can. -1 when none can. Every kind's canConnect is
+// symmetric, so the order of a and b does not matter.
+int chooseKind(const RankIdentity& a, const RankIdentity& b, const TransportFilter& filter);
 
 // For every rank, the index in transportKinds() of the kind that connects
 // it to `rank` (-1 for `rank` itself). Throws loomUnsupported naming the

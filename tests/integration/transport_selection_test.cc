@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <loom/loom.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -127,6 +128,64 @@ TEST_P(TransportSelectionTest, SubTeamsRunAlgorithmsOnTheirMembers) {
     };
     ASSERT_EQ(communicatorOf(ctx.comm)->run("Places", &call, check, &error), loomSuccess) << error;
   });
+}
+
+// Algorithms cut messages by the smallest slot among a team's pairs: on
+// hosts a a b b, shared memory's 128 KiB within a host and TCP's slots
+// between hosts. Every rank must find the same figure for the same team,
+// whichever of its own connections are which.
+TEST(TeamSlotsTest, TeamsCutBySmallestSlotAmongTheirPairs) {
+  for (const size_t socketSlot : {size_t{65536}, size_t{1048576}}) {
+    SCOPED_TRACE("LOOM_SOCKET_SLOT_BYTES=" + std::to_string(socketSlot));
+    ScopedEnv slotBytes("LOOM_SOCKET_SLOT_BYTES", std::to_string(socketSlot).c_str());
+    HarnessOptions options;
+    options.createComm = false;
+    runRanks(
+        RankMode::kProcesses, 4,
+        [socketSlot](const RankContext& ctx) {
+          setenv("LOOM_HOST_ID", ctx.rank < 2 ? "slots-a" : "slots-b", 1);
+          loomComm_t comm = nullptr;
+          ASSERT_EQ(loomCommInitRank(&comm, ctx.nranks, *ctx.id, ctx.rank, nullptr), loomSuccess) << loomGetLastError();
+          const size_t shmSlot = 128 * 1024;
+          CollectiveCall call;
+          call.kind = OperationKind::kAllReduce;
+          std::string error;
+          auto body = [&](const Team& team, const WaitContext&) -> Task<> {
+            EXPECT_EQ(team.slotBytes, std::min(shmSlot, socketSlot));
+            EXPECT_EQ(team.hostTeam().slotBytes, shmSlot);
+            EXPECT_EQ(team.localIndexTeam().slotBytes, socketSlot);
+            EXPECT_EQ(team.subTeam({ctx.rank}).slotBytes, std::min(shmSlot, socketSlot))
+                << "a team of one rank has no pair: the smallest slot of any kind";
+            co_return;
+          };
+          ASSERT_EQ(communicatorOf(comm)->run("Slots", &call, body, &error), loomSuccess) << error;
+          EXPECT_EQ(loomCommDestroy(comm), loomSuccess);
+        },
+        options);
+  }
+}
+
+// Ranks that never share a FIFO must still agree on every kind's slots, or
+// they would cut messages differently: init refuses, naming both settings.
+TEST(TeamSlotsTest, RanksWithDifferentSlotSettingsFailInitNamingThem) {
+  HarnessOptions options;
+  options.createComm = false;
+  runRanks(
+      RankMode::kProcesses, 3,
+      [](const RankContext& ctx) {
+        setenv("LOOM_HOST_ID", ("slots-" + std::to_string(ctx.rank)).c_str(), 1);
+        if (ctx.rank == 2) setenv("LOOM_SOCKET_SLOT_BYTES", "65536", 1);
+        loomComm_t comm = nullptr;
+        loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+        config.timeoutMs = 20000;
+        EXPECT_EQ(loomCommInitRank(&comm, ctx.nranks, *ctx.id, ctx.rank, &config), loomInvalidUsage);
+        EXPECT_EQ(comm, nullptr);
+        const std::string sentence = loomGetLastError();
+        EXPECT_NE(sentence.find("LOOM_SOCKET_SLOT_BYTES=65536"), std::string::npos) << sentence;
+        EXPECT_NE(sentence.find("LOOM_SOCKET_SLOT_BYTES=262144"), std::string::npos) << sentence;
+        EXPECT_NE(sentence.find("set these alike on every rank"), std::string::npos) << sentence;
+      },
+      options);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, TransportSelectionTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),

@@ -198,6 +198,16 @@ TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
   EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
   EXPECT_NE(std::string(loomGetLastError()).find("LOOM_SHM_SLOT_BYTES"), std::string::npos);
   unsetenv("LOOM_SHM_SLOT_BYTES");
+  setenv("LOOM_SOCKET_SLOT_BYTES", "100000", 1);
+  EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("LOOM_SOCKET_SLOT_BYTES=100000 is not a multiple of 64"),
+            std::string::npos)
+      << loomGetLastError();
+  unsetenv("LOOM_SOCKET_SLOT_BYTES");
+  setenv("LOOM_SOCKET_SLOTS", "1", 1);
+  EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("LOOM_SOCKET_SLOTS"), std::string::npos) << loomGetLastError();
+  unsetenv("LOOM_SOCKET_SLOTS");
   // Each algorithm setting names itself and what it accepts.
   const struct {
     const char* name;

@@ -25,6 +25,10 @@ bool canConnect(const RankIdentity& a, const RankIdentity& b) {
   return a.host == b.host;
 }
 
+size_t slotBytes(const TransportSettings& settings) {
+  return settings.shmSlotBytes;
+}
+
 std::unique_ptr<Transport> connect(const TransportSetup& setup) {
   std::vector<pid_t> pids;
   for (const RankIdentity& identity : setup.identities) pids.push_back(identity.pid);

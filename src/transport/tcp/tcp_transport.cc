@@ -29,6 +29,10 @@ bool canConnect(const RankIdentity& /*a*/, const RankIdentity& /*b*/) {
   return true;
 }
 
+size_t slotBytes(const TransportSettings& settings) {
+  return settings.socketSlotBytes;
+}
+
 std::unique_ptr<Transport> connect(const TransportSetup& setup) {
   return std::make_unique<TcpTransport>(setup);
 }
@@ -40,7 +44,7 @@ TcpTransport::TcpTransport(const TransportSetup& setup)
       stopQuietMs_(setup.settings.timeoutMs) {
   std::vector<std::vector<bootstrap::Socket>> sockets = connectPeers(setup, &interface_);
   if (setup.peers.empty()) return;
-  const RingGeometry geometry{setup.settings.shmSlotBytes, setup.settings.shmSlots};
+  const RingGeometry geometry{setup.settings.socketSlotBytes, setup.settings.socketSlots};
   std::vector<SocketLink> links;
   std::vector<PeerLinks> peerLinks;
   peers_.resize(setup.peers.size());
