@@ -166,11 +166,32 @@ class PerfRun {
   void start(const Shape& s, const CallArgs& a) {
     if (o_.blocking == 0) {
       requests_.resize(requests_.size() + CollectiveSpec::kMaxRequests, nullptr);
-      must(spec_.call(a, s.counts.param, &requests_[requests_.size() - CollectiveSpec::kMaxRequests]), spec_.name);
+      loomRequest_t* posted = &requests_[requests_.size() - CollectiveSpec::kMaxRequests];
+      must(spec_.call(a, s.counts.param, posted), spec_.name);
+      boundCallsInFlight();
       return;
     }
     must(spec_.call(a, s.counts.param, nullptr), spec_.name);
     if (o_.blocking == 1) barrier();
+  }
+
+  // At most kMaxCallsInFlight posted calls wait at once, as a GPU stream
+  // takes only so many launches before the host blocks: -n 1000000 would
+  // otherwise queue a million calls (and their requests) up front, and
+  // once the communicator failed each of them would still run through its
+  // failure before the first wait said why (tens of seconds under load).
+  // Runs with fewer calls per size wait for nothing here.
+  static constexpr size_t kMaxCallsInFlight = 1024;
+  void boundCallsInFlight() {
+    const size_t perCall = CollectiveSpec::kMaxRequests;
+    while (requests_.size() - waitedUpTo_ > kMaxCallsInFlight * perCall) {
+      loomRequest_t& oldest = requests_[waitedUpTo_++];
+      if (oldest == nullptr) continue;
+      const loomResult_t rc = loomWait(oldest, -1);
+      if (rc != loomSuccess) failWithFirstError(rc);
+      loomRequestFree(oldest);
+      oldest = nullptr;
+    }
   }
 
   // Newest first: collectives complete in issue order, so once the last is
@@ -183,6 +204,7 @@ class PerfRun {
       loomRequestFree(*it);
     }
     requests_.clear();
+    waitedUpTo_ = 0;
   }
 
   // Calls posted after one that failed fail too, saying only that the
@@ -301,6 +323,7 @@ class PerfRun {
   size_t usable_ = 0, cacheBytes_ = 0;
   std::unique_ptr<PerfBuffers> buffers_;
   std::vector<loomRequest_t> requests_;
+  size_t waitedUpTo_ = 0;  // requests_ before it were waited for and freed (boundCallsInFlight)
   int64_t checksFailed_ = 0;
 };
 
