@@ -42,8 +42,10 @@ hosts_run() {  # hosts ranks
 }
 LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 4 || fail "run on 2 interleaved fake hosts failed"
 grep -q 'LOOM INFO INIT ring 0 2 1 3 crosses 2 host boundaries' "$out" || fail "the ring did not keep each host's ranks together"
-grep -q '1\[fake1\] -> 3\[fake1\].* via SHM' "$out" || fail "ranks 1 and 3 of one fake host did not use shared memory"
-grep -q '0\[fake0\] -> 1\[fake1\].* via TCP' "$out" || fail "ranks 0 and 1 of two fake hosts did not use TCP"
+grep -q '1\[fake1\] -> 3\[fake1\].* via SHM, 8 slots of 128 KiB each way' "$out" ||
+  fail "ranks 1 and 3 of one fake host did not use shared memory, with its slots"
+grep -q '0\[fake0\] -> 1\[fake1\].* via TCP/.*, 8 slots of 256 KiB each way' "$out" ||
+  fail "ranks 0 and 1 of two fake hosts did not use TCP, with its slots"
 grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 interleaved fake hosts"
 grep -q 'LOOM INFO INIT 2 hosts with 2 and 2 ranks: AllReduce, AllGather and ReduceScatter run within and across hosts in steps' "$out" ||
   fail "init did not announce the hierarchical AllReduce"
