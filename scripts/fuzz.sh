@@ -17,11 +17,11 @@ build=build-fuzz
 jobs="${FUZZ_JOBS:-$(nproc)}"
 
 start=$(date +%s)
-if [ ! -f "$build/build.ninja" ]; then
-  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
-    -DLOOM_SANITIZE=address,undefined -DLOOM_BUILD_FUZZERS=ON -DLOOM_BUILD_TESTS=OFF -DLOOM_WITH_MPI=OFF >/dev/null
-fi
+# Unity batches, as the sanitizer trees (scripts/sanitize.sh).
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
+  -DLOOM_SANITIZE=address,undefined -DLOOM_BUILD_FUZZERS=ON -DLOOM_BUILD_TESTS=OFF -DLOOM_WITH_MPI=OFF \
+  -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 >/dev/null
 cmake --build "$build" --target $(printf '%s_fuzzer ' "${targets[@]}")
 echo "fuzz: built in $(( $(date +%s) - start )) s"
 
