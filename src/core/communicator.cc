@@ -293,18 +293,24 @@ Outcome Communicator::beginOperation(Operation& op) {
 
   Outcome outcome;
   if (broken_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(errorMutex_);
-    outcome.code = brokenBy_ == loomAborted ? loomAborted : loomInvalidUsage;
-    outcome.failure = wait.describe() + " cannot run: this communicator failed earlier (" + brokenSentence_ +
-                      "); destroy or abort it and create a new one";
+    {
+      std::lock_guard<std::mutex> lock(errorMutex_);
+      outcome.code = brokenBy_ == loomAborted ? loomAborted : loomInvalidUsage;
+      outcome.failure = wait.describe() + " cannot run: this communicator failed earlier (" + brokenSentence_ +
+                        "); destroy or abort it and create a new one";
+    }
+    if (refusalWarned_.exchange(true))
+      LOOM_INFO("COLL", team_.rank, outcome.failure);
+    else
+      LOOM_WARN("COLL", team_.rank, outcome.failure << " (later calls refused alike are logged at INFO)");
   } else if (aborted_.load()) {
     outcome.code = loomAborted;
     outcome.failure = wait.describe() + " was aborted (loomCommAbort) before it started";
+    LOOM_WARN("COLL", team_.rank, outcome.failure);
   } else {
     if (op.isCollective() && connections_) connections_->announceCollectiveStarted(op.call);
     return outcome;
   }
-  LOOM_WARN("COLL", team_.rank, outcome.failure);
   recordError(outcome.failure);
   return outcome;
 }

@@ -115,6 +115,10 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   std::atomic<bool> broken_{false};      // set with brokenBy_: lets execute() skip the lock
   loomResult_t brokenBy_ = loomSuccess;  // the failure that left the FIFOs out of step
   std::string brokenSentence_;
+  // Calls refused because the communicator failed earlier: the first is a
+  // WARN, the rest INFO, so a program that keeps posting (or had many calls
+  // queued) does not flood its log with one sentence per call.
+  std::atomic<bool> refusalWarned_{false};
 
   RegisteredRegions windows_;  // touched only by collective-lane operations, which run one at a time
 

@@ -18,6 +18,10 @@ for rank in 0 1; do
   expect "\[$rank\] LOOM WARN COLL   #3 Recv of 10 int32 peer .: done, posted [0-9]* ms ago"
   expect "\[$rank\] LOOM WARN COLL flight recorder after the failure above: the last 5 of 5 operations of rank $rank"
   expect "\[$rank\] LOOM WARN COLL   #5 AllReduce of [56] float32 (sum) \[allpairs\]: failed (invalid usage)"
+  # Two Barriers after the failure, both refused: one WARN, the other at INFO.
+  refusals=$(grep -c "\[$rank\] LOOM WARN COLL Barrier #[67] (collective #[45]) on rank $rank cannot run: this communicator failed earlier" "$log" || true)
+  [ "$refusals" = 1 ] || fail "rank $rank logged $refusals refused calls at WARN, not 1"
+  expect "\[$rank\] LOOM WARN COLL Barrier #6 .*(later calls refused alike are logged at INFO)"
 done
 expect "#1 AllReduce of 1000 float32 (sum) \[allpairs\]: done, posted [0-9]* ms ago, started after [0-9]* ms, took [0-9]* ms"
 expect "#2 Send of 10 int32 peer .: done"

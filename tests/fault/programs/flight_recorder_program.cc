@@ -53,6 +53,10 @@ int main() {
   const size_t count = rank == 0 ? 5 : 6;
   expect(loomAllReduce(in.data(), out.data(), count, loomFloat32, loomSum, comm, nullptr, nullptr) == loomInvalidUsage,
          "the mismatched AllReduce did not fail with loomInvalidUsage");
+  // The communicator has failed: later calls are refused at once, and only
+  // the first refusal is a WARN line.
+  for (int call = 0; call < 2; ++call)
+    expect(loomBarrier(comm, nullptr) == loomInvalidUsage, "a Barrier after the failure was not refused");
   loomCommDestroy(comm);
   return failures == 0 ? 0 : 1;
 }
