@@ -1,6 +1,7 @@
 #include "core/exclusive_calls.h"
 
 #include <string>
+#include <thread>
 
 #include "base/error.h"
 
@@ -26,7 +27,14 @@ ExclusiveCalls::Scope ExclusiveCalls::enter(const char* name, int rank) {
     return Scope(this);
   }
   if (expected == mine) return Scope(nullptr);  // re-entered from inside this thread's own call
+  // The other thread names its call just after it enters: a refusal that
+  // comes in between waits (briefly, and only on this error path) to name
+  // it rather than say "call".
   const char* theirs = name_.load(std::memory_order_relaxed);
+  for (int i = 0; theirs == nullptr && i < 1000 && thread_.load(std::memory_order_relaxed) == expected; ++i) {
+    std::this_thread::yield();
+    theirs = name_.load(std::memory_order_relaxed);
+  }
   fail(loomInvalidUsage,
        std::string(name) + " on rank " + std::to_string(rank) + " was called while another thread's " +
            (theirs != nullptr ? theirs : "call") +
