@@ -155,12 +155,12 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
   }
   for (int peer = 0; peer < team_.nranks; ++peer) {
     if (peer == team_.rank) continue;
-    const bool tcp = std::strcmp(connections_->transportName(peer), "tcp") == 0;
+    const SlotShape slots = connections_->slotShapeOf(peer);
     LOOM_INFO("INIT", team_.rank,
               team_.rank << "[" << identities[team_.rank].hostName() << "] -> " << peer << "["
                          << identities[peer].hostName() << "] (pid " << identities[peer].pid << ") via "
-                         << connections_->describeLink(peer) << ", " << (tcp ? config_.socketSlots : config_.shmSlots)
-                         << " slots of " << connections_->sendTo(peer).slotBytes() / 1024 << " KiB each way");
+                         << connections_->describeLink(peer) << ", " << slots.slots << " slots of "
+                         << slots.bytes / 1024 << " KiB each way");
   }
 }
 

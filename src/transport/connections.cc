@@ -12,7 +12,7 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
     : rank_(rank), identities_(identities), filter_(filter), byPeer_(identities.size(), nullptr) {
   kindOf_ = chooseTransports(identities, rank, filter);
   const std::vector<TransportKind>& kinds = transportKinds();
-  for (const TransportKind& kind : kinds) slotBytesOfKind_.push_back(kind.slotBytes(settings));
+  for (const TransportKind& kind : kinds) slotShapeOfKind_.push_back(kind.slotShape(settings));
   checkSlotsAgree(settings, rendezvous);
   for (size_t k = 0; k < kinds.size(); ++k) {
     std::vector<int> peers;
@@ -57,13 +57,13 @@ size_t Connections::slotBytesAmong(const std::vector<int>& ranks) const {
   size_t floor = SIZE_MAX;
   const std::vector<TransportKind>& kinds = transportKinds();
   for (size_t k = 0; k < kinds.size(); ++k)
-    if (filter_.allows(kinds[k].name)) floor = std::min(floor, slotBytesOfKind_[k]);
+    if (filter_.allows(kinds[k].name)) floor = std::min(floor, slotShapeOfKind_[k].bytes);
   size_t smallest = SIZE_MAX;
   for (size_t i = 0; i < ranks.size() && smallest > floor; ++i) {
     for (size_t j = i + 1; j < ranks.size() && smallest > floor; ++j) {
       // A pair no kind connects failed its own ranks' init; none is here.
       const int kind = chooseKind(identities_[ranks[i]], identities_[ranks[j]], filter_);
-      if (kind >= 0) smallest = std::min(smallest, slotBytesOfKind_[kind]);
+      if (kind >= 0) smallest = std::min(smallest, slotShapeOfKind_[kind].bytes);
     }
   }
   return smallest == SIZE_MAX ? floor : smallest;

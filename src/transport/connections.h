@@ -45,6 +45,8 @@ class Connections {
   // for the same ranks, and algorithms that cut messages by it cut them
   // alike at both ends of every link.
   size_t slotBytesAmong(const std::vector<int>& ranks) const;
+  // The slots of the link to `peer` (its kind's, under this rank's settings).
+  SlotShape slotShapeOf(int peer) const { return kindOf_[peer] >= 0 ? slotShapeOfKind_[kindOf_[peer]] : SlotShape{}; }
   // Some peer's data moves on a transport's own thread (tcp).
   bool anyDataThread() const {
     for (const auto& transport : transports_)
@@ -79,7 +81,7 @@ class Connections {
   int rank_;
   std::vector<RankIdentity> identities_;  // by rank: pairs this rank is not in, for slotBytesAmong
   TransportFilter filter_;
-  std::vector<size_t> slotBytesOfKind_;                 // by index in transportKinds()
+  std::vector<SlotShape> slotShapeOfKind_;              // by index in transportKinds()
   std::vector<std::unique_ptr<Transport>> transports_;  // the kinds that carry at least one peer
   std::vector<Transport*> byPeer_;                      // by communicator rank; null for this rank
   std::vector<int> kindOf_;                             // index in transportKinds(), by rank; -1 for this rank

@@ -28,8 +28,8 @@ std::string describe(const TransportFilter& filter) {
 
 const std::vector<TransportKind>& transportKinds() {
   static const std::vector<TransportKind> kinds = {
-      {"shm", shm::canConnect, shm::connect, shm::slotBytes, shm::makeRegionKey, shm::openRegion},
-      {"tcp", tcp::canConnect, tcp::connect, tcp::slotBytes, nullptr, nullptr},
+      {"shm", shm::canConnect, shm::connect, shm::slotShape, shm::makeRegionKey, shm::openRegion},
+      {"tcp", tcp::canConnect, tcp::connect, tcp::slotShape, nullptr, nullptr},
   };
   return kinds;
 }

@@ -43,14 +43,21 @@ struct TransportSetup {
   bootstrap::RendezvousClient& rendezvous;  // its rounds are collective over all ranks
 };
 
+// How a kind's FIFOs are cut under given settings: `slots` slots of `bytes`
+// data bytes each, each way.
+struct SlotShape {
+  int slots = 0;
+  size_t bytes = 0;
+};
+
 struct TransportKind {
   const char* name;  // as LOOM_TRANSPORTS and the logs write it
   bool (*canConnect)(const RankIdentity& a, const RankIdentity& b);
   // Collective over every rank, including ranks that have no peer on this
   // kind (their `peers` is empty): setups exchange addresses in rounds.
   std::unique_ptr<Transport> (*connect)(const TransportSetup& setup);
-  // The data bytes one slot of its FIFOs carries under these settings.
-  size_t (*slotBytes)(const TransportSettings& settings);
+  // Its FIFOs' slots under these settings.
+  SlotShape (*slotShape)(const TransportSettings& settings);
   // Registration (regions.h); null for a kind that cannot register memory.
   void (*makeRegionKey)(const char* api, uint64_t window, const void* base, size_t bytes,
                         unsigned char key[kRegionKeyBytes]);

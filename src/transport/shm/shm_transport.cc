@@ -25,8 +25,8 @@ bool canConnect(const RankIdentity& a, const RankIdentity& b) {
   return a.host == b.host;
 }
 
-size_t slotBytes(const TransportSettings& settings) {
-  return settings.shmSlotBytes;
+SlotShape slotShape(const TransportSettings& settings) {
+  return {settings.shmSlots, settings.shmSlotBytes};
 }
 
 std::unique_ptr<Transport> connect(const TransportSetup& setup) {

@@ -27,7 +27,7 @@ namespace loom::shm {
 // The registry's entries for shared memory: ranks of one host.
 bool canConnect(const RankIdentity& a, const RankIdentity& b);
 std::unique_ptr<Transport> connect(const TransportSetup& setup);
-size_t slotBytes(const TransportSettings& settings);
+SlotShape slotShape(const TransportSettings& settings);
 
 class ShmTransport final : public Transport {
  public:

@@ -29,8 +29,8 @@ bool canConnect(const RankIdentity& /*a*/, const RankIdentity& /*b*/) {
   return true;
 }
 
-size_t slotBytes(const TransportSettings& settings) {
-  return settings.socketSlotBytes;
+SlotShape slotShape(const TransportSettings& settings) {
+  return {settings.socketSlots, settings.socketSlotBytes};
 }
 
 std::unique_ptr<Transport> connect(const TransportSetup& setup) {
