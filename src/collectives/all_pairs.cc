@@ -74,8 +74,8 @@ Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* 
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
     SendConnection& to = team.sendTo(peer);
-    std::memcpy(co_await to.acquire(wait), mine, bytes);
-    to.post(bytes);
+    void* slot = co_await to.acquire(wait);
+    to.postFrom(slot, mine, bytes);
   }
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;

@@ -20,8 +20,7 @@ void Primitives::finishAverage(void* data, size_t count) {
 
 Task<> Primitives::send(SendConnection& to, const void* src, size_t count) {
   void* slot = co_await to.acquire(wait_);
-  copyBytes(slot, src, count * elementSize_);
-  to.post(count * elementSize_);
+  to.postFrom(slot, src, count * elementSize_);
 }
 
 Task<> Primitives::recv(RecvConnection& from, void* dst, size_t count) {
@@ -58,6 +57,13 @@ Task<> Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, 
                                       size_t count) {
   const char* in = static_cast<const char*>(co_await from.acquire(wait_));
   char* out = static_cast<char*>(co_await to.acquire(wait_));
+  if (to.sendsFromSource()) {  // one write, to the user's buffer, which is then sent from
+    reduceArrays(dst, in, local, count, dtype_, op_);
+    finishAverage(dst, count);
+    from.release();
+    to.postFrom(out, dst, count * elementSize_);
+    co_return;
+  }
   const size_t piece = kCachePieceBytes / elementSize_;
   for (size_t at = 0; at < count; at += piece) {
     const size_t n = std::min(piece, count - at);
@@ -74,6 +80,12 @@ Task<> Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* 
   const char* in = static_cast<const char*>(co_await from.acquire(wait_));
   char* out = static_cast<char*>(co_await to.acquire(wait_));
   const size_t bytes = count * elementSize_;
+  if (to.sendsFromSource()) {
+    copyBytes(dst, in, bytes);
+    from.release();
+    to.postFrom(out, dst, bytes);
+    co_return;
+  }
   for (size_t offset = 0; offset < bytes; offset += kCachePieceBytes) {
     const size_t n = std::min(kCachePieceBytes, bytes - offset);
     copyBytes(out + offset, in + offset, n);

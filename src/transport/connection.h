@@ -15,6 +15,7 @@
 
 #include <coroutine>
 #include <cstddef>
+#include <cstring>
 
 #include "transport/message_label.h"
 #include "transport/wait_context.h"
@@ -82,6 +83,18 @@ class SendConnection : public Waitable {
   // Hands the acquired slot to the peer, of which the first `bytes` were
   // written (a transport that copies slots, tcp, sends only those).
   virtual void post(size_t bytes) = 0;
+  // Hands the acquired `slot` to the peer holding `bytes` taken from `src`
+  // (which may be the slot itself). A transport that copies slots out
+  // anyway (tcp) sends what its socket takes now straight from `src` and
+  // copies only the rest into the slot: `src` is never read once this
+  // returns, so the caller may reuse it at once.
+  virtual void postFrom(void* slot, const void* src, size_t bytes) {
+    if (slot != src && bytes > 0) std::memcpy(slot, src, bytes);
+    post(bytes);
+  }
+  // Whether postFrom may skip the copy into the slot: a step that writes
+  // its chunk to the user's buffer anyway then sends it from there.
+  virtual bool sendsFromSource() const { return false; }
   SlotAwaiter<SendConnection, void*> acquire(const WaitContext& wait) { return {*this, wait}; }
   bool ready() override { return tryAcquire() != nullptr; }
   const char* peerMustDo() const override { return "to free a slot"; }

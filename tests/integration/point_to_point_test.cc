@@ -239,6 +239,39 @@ TEST_P(PointToPointTest, BlockingCallsWaitForALatePeer) {
       options());
 }
 
+// A Send's buffer is the caller's again once the Send returns, even while
+// its bytes still wait for a late receiver: in a FIFO, in a TCP ring, or
+// in the kernel (TCP sends what the socket takes straight from the user's
+// buffer and copies only the rest). One buffer, refilled for every message
+// of a stream larger than all of those together, so some sends go
+// straight out, some in part, some through the ring.
+TEST_P(PointToPointTest, SendBufferIsFreeOnceTheSendReturns) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const bool first = ctx.rank % 2 == 0;
+        const int peer = first ? ctx.rank + 1 : ctx.rank - 1;
+        if (peer >= ctx.nranks) return;
+        constexpr int kMessages = 24;
+        const size_t count = largeCount(loomInt32, 1 << 20);
+        if (first) {
+          Message out = Message::outgoing(loomInt32, count, ctx.rank, 0, 1);
+          for (int msg = 0; msg < kMessages; ++msg) {
+            out.fill(ctx.rank, msg);
+            if (!sendNow(ctx, out, peer, msg)) return;
+          }
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          Message in = Message::incoming(loomInt32, count, 3);
+          for (int msg = 0; msg < kMessages; ++msg) {
+            if (!recvNow(ctx, in, peer, msg)) return;
+            in.expectFrom(peer, msg, describe("Recv", in, "from", peer, msg, ctx.rank));
+          }
+        }
+      },
+      options());
+}
+
 // ---- With collectives --------------------------------------------------------
 
 // A Recv posted before a blocking AllReduce does not hold the AllReduce up

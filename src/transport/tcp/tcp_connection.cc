@@ -24,6 +24,14 @@ void TcpSendConnection::post(size_t bytes) {
   if (channel_.progress.sendFromEngine(channel_.links)) channel_.wakeup.wake();
 }
 
+void TcpSendConnection::postFrom(void* /*slot*/, const void* src, size_t bytes) {
+  const uint64_t slots = static_cast<uint64_t>(ring_.memory.geometry().slots);
+  ring_.bytes[posted_ % slots] = static_cast<uint32_t>(bytes);
+  const uint64_t number = posted_++;
+  const size_t link = channel_.links[number % channel_.links.size()];
+  if (channel_.progress.postFromSource(link, number, static_cast<const char*>(src), bytes)) channel_.wakeup.wake();
+}
+
 void TcpSendConnection::checkPeer(const WaitContext& ctx) {
   checkTcpPeer(ctx, channel_.peer, channel_.state, *this);
 }

@@ -43,6 +43,8 @@ class TcpSendConnection final : public SendConnection {
   int peer() const override { return channel_.peer.rank; }
   void* tryAcquire() override;
   void post(size_t bytes) override;
+  void postFrom(void* slot, const void* src, size_t bytes) override;
+  bool sendsFromSource() const override { return true; }
   void checkPeer(const WaitContext& ctx) override;
   void watch(bool on) override { ring_.watched.store(on ? 1 : 0, std::memory_order_relaxed); }
 

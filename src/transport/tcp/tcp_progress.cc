@@ -140,6 +140,61 @@ bool TcpProgress::sendFromEngine(const std::vector<size_t>& links) {
   return left;
 }
 
+bool TcpProgress::postFromSource(size_t index, uint64_t number, const char* src, size_t bytes) {
+  SocketLink& link = links_[index];
+  SendRing& ring = *link.send;
+  const FrameHeader header{FrameKind::kData, static_cast<uint32_t>(dataPayloadBytes(bytes)), number};
+  const size_t frameBytes = sizeof(FrameHeader) + header.bytes;
+  std::unique_lock<std::mutex> lock(io_, std::try_to_lock);
+  // Straight from `src` only when this frame is the next the socket sends:
+  // frames of one socket go out whole and in order.
+  const bool direct = lock.owns_lock() && link.fd >= 0 && !link.writing && !link.wantsOut && link.nextSend == number;
+  const size_t sent = direct ? sendFrameFrom(link, header, src, bytes) : 0;
+  const size_t dataSent = sent > frameBytes - bytes ? sent - (frameBytes - bytes) : 0;
+  char* slot = ring.memory.data(number);
+  if (dataSent < bytes && slot != src) std::memcpy(slot + dataSent, src + dataSent, bytes - dataSent);
+  if (sent > 0 && sent < frameBytes) {  // the socket is full: the rest goes from the slot
+    link.outHeader = header;
+    link.outPayload = ring.memory.label(number);
+    link.outBytes = header.bytes;
+    link.outDone = sent;
+    link.outIsData = true;
+    link.writing = true;
+    link.wantsOut = true;
+  }
+  ring.posted.store(number + 1, std::memory_order_release);
+  if (sent == frameBytes) {
+    link.nextSend += static_cast<uint64_t>(link.count);
+    updateSent(link);
+  }
+  if (!lock.owns_lock()) return true;
+  if (link.fd >= 0 && !link.wantsOut) pumpWriter(link);
+  return link.fd >= 0 && link.wantsOut;
+}
+
+// One non-blocking sendmsg of a whole data frame: the header, the slot's
+// label, the data from `src`. Returns the bytes the socket took (0 when it
+// was full, which sets wantsOut, or failed, which breaks the peer).
+size_t TcpProgress::sendFrameFrom(SocketLink& link, const FrameHeader& header, const char* src, size_t bytes) {
+  iovec parts[3] = {{const_cast<FrameHeader*>(&header), sizeof(FrameHeader)},
+                    {link.send->memory.label(header.number), sizeof(MessageLabel)},
+                    {const_cast<char*>(src), bytes}};
+  msghdr message{};
+  message.msg_iov = parts;
+  message.msg_iovlen = bytes > 0 ? 3 : 2;
+  for (;;) {
+    const ssize_t n = sendmsg(link.fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno == EINTR) continue;
+    if (transient(errno)) {
+      link.wantsOut = true;
+      return 0;
+    }
+    sendFailed(link);
+    return 0;
+  }
+}
+
 void TcpProgress::receiveFromEngine(const std::vector<size_t>& links) {
   std::unique_lock<std::mutex> lock(io_, std::try_to_lock);
   if (!lock.owns_lock()) return;
@@ -268,8 +323,7 @@ bool TcpProgress::pumpWriter(SocketLink& link) {
         link.wantsOut = true;
         return progressed;
       }
-      breakPeer(link.peer, "the connection to " + peers_[link.peer].name.describe() +
-                               " failed while sending: " + std::strerror(errno));
+      sendFailed(link);
       return true;
     }
     link.outDone += static_cast<size_t>(n);
@@ -283,6 +337,11 @@ bool TcpProgress::pumpWriter(SocketLink& link) {
       link.outControl.clear();
     }
   }
+}
+
+void TcpProgress::sendFailed(SocketLink& link) {
+  breakPeer(link.peer, "the connection to " + peers_[link.peer].name.describe() +
+                           " failed while sending: " + std::strerror(errno));
 }
 
 // Slots below the lowest one some socket of this channel has yet to send

@@ -96,11 +96,19 @@ class TcpProgress {
   // thread has work left there (a socket that was full, or was busy).
   bool sendFromEngine(const std::vector<size_t>& links);
   void receiveFromEngine(const std::vector<size_t>& links);
+  // Posts slot `number` of link `index`'s ring, its data `bytes` at `src`:
+  // when the socket is idle the frame goes out straight from `src` (the
+  // kernel copies it, not this rank), and only what the socket did not
+  // take is copied into the slot for the rest of the frame. `src` is not
+  // read after this returns. Returns whether the thread has work left.
+  bool postFromSource(size_t index, uint64_t number, const char* src, size_t bytes);
 
  private:
   void run();
   bool pumpWriter(SocketLink& link);
   bool startNextFrame(SocketLink& link);
+  size_t sendFrameFrom(SocketLink& link, const FrameHeader& header, const char* src, size_t bytes);
+  void sendFailed(SocketLink& link);  // after a send that failed: errno says why
   bool pumpReader(SocketLink& link);
   enum class Received { kBytes, kNothingYet, kClosed, kFailed };
   Received receive(SocketLink& link, char* into, size_t bytes, size_t* got);
