@@ -157,7 +157,9 @@ bool logEnabled(LogLevel level, const char* subsys) {
   const LogSettings& settings = logSettings();
   logLevelCeiling.store(static_cast<int>(settings.level), std::memory_order_relaxed);
   if (static_cast<int>(level) > static_cast<int>(settings.level)) return false;
-  return subsystemSelected(settings, subsys);
+  // A warning shows whatever subsystems were picked, as NCCL's do: a user
+  // who narrowed INFO to INIT still hears what went wrong elsewhere.
+  return level == LogLevel::kWarn || subsystemSelected(settings, subsys);
 }
 
 void installLogStartup(const LogStartup& startup) {

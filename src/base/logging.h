@@ -20,7 +20,7 @@ namespace loom {
 enum class LogLevel { kNone = 0, kVersion = 1, kWarn = 2, kInfo = 3, kTrace = 4 };
 
 // The subsystems a line can belong to; LOOM_DEBUG_SUBSYS names them.
-inline constexpr const char* kLogSubsystems[] = {"INIT", "BOOTSTRAP", "ENV", "TUNING", "COLL", "GRAPH", "SHM"};
+inline constexpr const char* kLogSubsystems[] = {"INIT", "BOOTSTRAP", "ENV", "TUNING", "COLL", "GRAPH", "SHM", "TCP"};
 
 bool logEnabled(LogLevel level, const char* subsys);
 // The most verbose level enabled, once the settings are read (kTrace until

@@ -61,6 +61,12 @@ TEST(LogSettings, UnknownSubsystemIsNamedAndIgnored) {
   EXPECT_NE(s.problems[0].find("'NETWORK'"), std::string::npos) << s.problems[0];
 }
 
+TEST(LogSettings, EverySubsystemTheLibraryLogsUnderCanBeNamed) {
+  LogSettings s = parseLogSettings("INFO", "bootstrap,coll,tcp,shm,graph,tuning,env,init", nullptr, nullptr);
+  EXPECT_EQ(s.subsystems.size(), 8u);
+  EXPECT_TRUE(s.problems.empty()) << s.problems[0];
+}
+
 TEST(LogSettings, TimestampUnderscoresStandForSpaces) {
   EXPECT_EQ(parseLogSettings(nullptr, nullptr, nullptr, "%H:%M:%S.%3f_").timestampFormat, "%H:%M:%S.%3f ");
   EXPECT_EQ(parseLogSettings(nullptr, nullptr, nullptr, "").timestampFormat, "");
