@@ -32,11 +32,24 @@ std::string Endpoint::toString() const {
   return (address.isIpv6() ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-Socket listenTcp(const Endpoint& on, uint16_t* boundPort) {
+namespace {
+
+// The kernel caps both at net.core.wmem_max / rmem_max without an error;
+// the caller reads back what it got.
+void setBufferBytes(int fd, int bytes) {
+  if (bytes <= 0) return;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
+}  // namespace
+
+Socket listenTcp(const Endpoint& on, uint16_t* boundPort, int bufferBytes) {
   Socket sock(::socket(on.address.family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!sock.valid()) failSystem("socket (to listen on " + on.toString() + ")", errno);
   int one = 1;
   setsockopt(sock.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  setBufferBytes(sock.fd(), bufferBytes);
   sockaddr_storage addr{};
   socklen_t len = toSockaddr(on.address, on.port, &addr);
   if (bind(sock.fd(), reinterpret_cast<sockaddr*>(&addr), len) != 0)
@@ -50,13 +63,14 @@ Socket listenTcp(const Endpoint& on, uint16_t* boundPort) {
   return sock;
 }
 
-Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what) {
+Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what, int bufferBytes) {
   sockaddr_storage addr{};
   const socklen_t len = toSockaddr(to.address, to.port, &addr);
   int lastError = 0;
   do {
     Socket sock(::socket(to.address.family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!sock.valid()) failSystem(std::string("socket (to connect to ") + what + " at " + to.toString() + ")", errno);
+    setBufferBytes(sock.fd(), bufferBytes);
     if (::connect(sock.fd(), reinterpret_cast<sockaddr*>(&addr), len) == 0) {
       int one = 1;
       setsockopt(sock.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

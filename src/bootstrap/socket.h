@@ -44,10 +44,12 @@ struct Endpoint {
 };
 
 // Listens on `on`'s address and port (port 0 picks a free one). Returns the
-// bound port.
-Socket listenTcp(const Endpoint& on, uint16_t* boundPort);
+// bound port. `bufferBytes` (0: the kernel's autotuning) sizes SO_SNDBUF and
+// SO_RCVBUF of every connection it accepts: set before listen and connect,
+// where TCP settles the window scale that the receive buffer needs.
+Socket listenTcp(const Endpoint& on, uint16_t* boundPort, int bufferBytes = 0);
 // Retries refused connections until the deadline (the listener may not be up yet).
-Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what);
+Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what, int bufferBytes = 0);
 // Waits until fd is readable (true) or the deadline passes (false).
 bool waitReadable(int fd, const Deadline& deadline);
 

@@ -132,6 +132,7 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
   settings.socketSlots = config_.socketSlots;
   settings.crossMemoryAttach = config_.crossMemoryAttach;
   settings.socketsPerPeer = config_.socketsPerPeer;
+  settings.socketBufferBytes = config_.socketBufferBytes;
   settings.sockets = config_.sockets;
   settings.timeoutMs = config_.timeoutMs;
   connections_ = std::make_unique<Connections>(

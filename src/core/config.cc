@@ -102,6 +102,12 @@ CommConfig readCommConfig(const loomConfig_t* user) {
   if (auto slots = env("LOOM_SOCKET_SLOTS")) config.socketSlots = parseInteger(*slots, "LOOM_SOCKET_SLOTS", 2, 1024);
   if (auto sockets = env("LOOM_SOCKET_NSOCKS"))
     config.socketsPerPeer = parseInteger(*sockets, "LOOM_SOCKET_NSOCKS", 1, 64);
+  if (auto bytes = env("LOOM_SOCKET_BUFFER_BYTES")) {
+    config.socketBufferBytes = static_cast<int>(parseInteger(*bytes, "LOOM_SOCKET_BUFFER_BYTES", 0, 1 << 30));
+    if (config.socketBufferBytes > 0 && config.socketBufferBytes < 4096)
+      fail(loomInvalidArgument,
+           "LOOM_SOCKET_BUFFER_BYTES=" + *bytes + " is below 4096 (0 or unset lets the kernel size TCP's buffers)");
+  }
   config.sockets = socketRequest();  // refuses a malformed list here, before any rank waits
   if (auto transports = env("LOOM_TRANSPORTS")) {
     parseTransportFilter(*transports, "LOOM_TRANSPORTS");  // refuses unknown names here, before any rank waits

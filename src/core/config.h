@@ -38,6 +38,7 @@ struct CommConfig {
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
   std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
   int socketsPerPeer = 1;                 // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
+  int socketBufferBytes = 0;              // LOOM_SOCKET_BUFFER_BYTES; 0: the kernel's autotuning
   size_t socketSlotBytes = 256 * 1024;    // LOOM_SOCKET_SLOT_BYTES
   int socketSlots = 8;                    // LOOM_SOCKET_SLOTS
   bootstrap::InterfaceRequest sockets;    // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: the interface to offer

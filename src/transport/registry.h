@@ -31,6 +31,7 @@ struct TransportSettings {
   int socketSlots = 0;
   bool crossMemoryAttach = false;       // try single-copy reads of peers' memory
   int socketsPerPeer = 1;               // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
+  int socketBufferBytes = 0;            // LOOM_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF; 0: autotuning
   bootstrap::InterfaceRequest sockets;  // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: where TCP listens
   int64_t timeoutMs = 0;                // the communicator's timeout, for connecting
 };

@@ -208,6 +208,14 @@ TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
   EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
   EXPECT_NE(std::string(loomGetLastError()).find("LOOM_SOCKET_SLOTS"), std::string::npos) << loomGetLastError();
   unsetenv("LOOM_SOCKET_SLOTS");
+  setenv("LOOM_SOCKET_BUFFER_BYTES", "1000", 1);
+  EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("LOOM_SOCKET_BUFFER_BYTES=1000 is below 4096"), std::string::npos)
+      << loomGetLastError();
+  setenv("LOOM_SOCKET_BUFFER_BYTES", "8M", 1);
+  EXPECT_EQ(loomCommInitRank(&comm, 1, id, 0, nullptr), loomInvalidArgument);
+  EXPECT_NE(std::string(loomGetLastError()).find("LOOM_SOCKET_BUFFER_BYTES"), std::string::npos) << loomGetLastError();
+  unsetenv("LOOM_SOCKET_BUFFER_BYTES");
   // Each algorithm setting names itself and what it accepts.
   const struct {
     const char* name;

@@ -16,6 +16,7 @@
 #include "base/rank_list.h"
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/unique_id.h"
+#include "transport/tcp/tcp_buffers.h"
 #include "transport/transport.h"
 
 namespace loom::tcp {
@@ -91,7 +92,7 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
     const bootstrap::ChosenInterface interface =
         bootstrap::findInterface(setup.settings.sockets, setup.rendezvous.address());
     uint16_t port = 0;
-    listener = bootstrap::listenTcp(bootstrap::Endpoint{interface.address, 0}, &port);
+    listener = bootstrap::listenTcp(bootstrap::Endpoint{interface.address, 0}, &port, setup.settings.socketBufferBytes);
     *interfaceName = interface.name;
     // As NCCL's "NET/Socket : Using eth0:10.0.0.1<0>": which interface and
     // address, and what chose them, once per rank.
@@ -125,7 +126,8 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
     const std::string listener = "rank " + std::to_string(peer) + "'s TCP listener";
     const std::string what = listener + " at " + entry.endpoint.toString();
     for (int s = 0; s < perPeer; ++s) {
-      bootstrap::Socket socket = bootstrap::connectTcp(entry.endpoint, deadline, listener.c_str());
+      bootstrap::Socket socket =
+          bootstrap::connectTcp(entry.endpoint, deadline, listener.c_str(), setup.settings.socketBufferBytes);
       Hello hello{};
       std::memcpy(hello.magic, kHelloMagic, sizeof(kHelloMagic));
       hello.token = entry.token;
@@ -175,6 +177,7 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
     sockets[at->second][hello.socket] = std::move(socket);
     ++accepted;
   }
+  if (!setup.peers.empty()) reportSocketBuffers(setup.rank, sockets[0][0].fd(), setup.settings.socketBufferBytes);
   return sockets;
 }
 
