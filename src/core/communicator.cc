@@ -108,7 +108,8 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   placeMembers(identities, *rendezvous_);
   checkHierarchy();
   EngineSettings engine{nranks, spinIterations_, yieldMicros_, config.timeoutMs, &aborted_};
-  engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->doorbell() : ownDoorbell_, engine);
+  engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->doorbell() : ownDoorbell_, engine,
+                                     connections_ ? connections_->engineWakeup() : nullptr);
   if (config.dumpSignal != 0) listForSignalDumps(config.dumpSignal, this);
   LOOM_INFO("INIT", rank,
             "Loom " << LOOM_VERSION_STRING << " communicator" << (config.name.empty() ? "" : " '" + config.name + "'")

@@ -89,6 +89,9 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   std::string stallReport(int peer, int64_t nowMs) const override;
   std::string brokenBecause() const override;
   const Team& team() const override { return team_; }
+  void releaseSockets() override {
+    if (connections_) connections_->releaseSockets();
+  }
 
   std::string arrivalReport(uint64_t collective) const;
   std::vector<RankIdentity> exchangeIdentities(bootstrap::RendezvousClient& rendezvous);

@@ -34,8 +34,12 @@ int64_t nowMs() {
 
 }  // namespace
 
-Engine::Engine(EngineHost& host, Doorbell& doorbell, EngineSettings settings)
-    : host_(host), doorbell_(doorbell), settings_(settings), lanes_(1 + 2 * static_cast<size_t>(settings.nranks)) {
+Engine::Engine(EngineHost& host, Doorbell& doorbell, EngineSettings settings, Wakeup* engineWakeup)
+    : host_(host),
+      doorbell_(doorbell),
+      engineWakeup_(engineWakeup),
+      settings_(settings),
+      lanes_(1 + 2 * static_cast<size_t>(settings.nranks)) {
   background_ = std::thread([this] { backgroundLoop(); });
 }
 
@@ -72,7 +76,7 @@ void Engine::countPosts(size_t n) {
 }
 
 void Engine::wakeForPosted() {
-  doorbell_.ring();  // a driver asleep on other operations picks these up
+  ring();  // a driver asleep on other operations picks these up
   // A background thread that naps finds the work itself; one in a deep
   // sleep (nothing posted for a while) must be told. It sets its flag before
   // it looks at pending_ for the last time, this thread bumped pending_
@@ -200,7 +204,7 @@ void Engine::waitFor(const Request& request, Deadline deadline) {
     // or for it to leave (then drive here); the background driver leaves
     // as soon as it sees this thread wants to drive.
     wantToDrive_.fetch_add(1);
-    doorbell_.ring();  // that driver, if asleep, wakes and gives way
+    ring();  // that driver, if asleep, wakes and gives way
     std::unique_lock<std::mutex> lock(waitMutex_);
     idleWaiters_.fetch_add(1);
     changed_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(10)),
@@ -221,7 +225,7 @@ void Engine::drain() {
     if (driveIfFree([&] { drive(idle, Deadline::never(), false); })) continue;
     // As waitFor: the driver that is in the way gives way once told.
     wantToDrive_.fetch_add(1);
-    doorbell_.ring();
+    ring();
     std::unique_lock<std::mutex> lock(waitMutex_);
     idleWaiters_.fetch_add(1);
     changed_.wait_for(lock, std::chrono::milliseconds(10), [&] { return idle() || !driving_.load(); });
@@ -239,7 +243,7 @@ void Engine::stop() {
     stopping_ = true;
   }
   changed_.notify_all();
-  doorbell_.ring();
+  ring();
   background_.join();
 }
 
@@ -340,10 +344,60 @@ void Engine::drive(FunctionRef<bool()> done, Deadline deadline, bool background,
       retireFinished();
       continue;
     }
-    doorbell_.sleep(armed, std::min(nextCheckMs, deadline.remainingMs(kSleepSliceMs)));
+    sleepUntilRung(armed, std::min(nextCheckMs, deadline.remainingMs(kSleepSliceMs)));
     watchParked(false);
     sleptSinceProgress = true;
   }
+}
+
+// Every wait on a socket of its own (TCP receives): sleep in poll on those
+// sockets, so that a message wakes this thread directly rather than the
+// transport's thread, which then rings the doorbell. Waits on sockets and
+// on anything else (a shared-memory peer, a full send ring) at once: the
+// doorbell, with the sockets handed back to the transport's thread, so
+// that the receives still wake it. No wait on a socket: the doorbell, and
+// the sockets stay claimed (what arrives there waits in the kernel until a
+// receive looks), so that a rank whose calls alternate steps within a host
+// and steps across does not wake the transport's thread at every step.
+void Engine::sleepUntilRung(uint32_t armed, int64_t ms) {
+  if (engineWakeup_ != nullptr) {
+    pollFds_.clear();
+    pollOn_.clear();
+    for (Waitable* waitable : watched_) {
+      const int fd = waitable->pollFd();
+      if (fd < 0) continue;
+      pollFds_.push_back({fd, POLLIN, 0});
+      pollOn_.push_back(waitable);
+    }
+    if (!pollOn_.empty() && pollOn_.size() == watched_.size()) {
+      sleepInPoll(armed, ms);
+      return;
+    }
+    if (!pollOn_.empty()) host_.releaseSockets();
+  }
+  doorbell_.sleep(armed, ms);
+}
+
+// Every ringer rings the doorbell, then the wake-up (ring()); this arms the
+// doorbell, looks once more (drive), arms the wake-up, and sleeps only if
+// the doorbell has not been rung since: either it sees the ring, or the
+// ringer sees the wake-up armed. Fences on both sides, as doorbell.h says.
+void Engine::sleepInPoll(uint32_t armed, int64_t ms) {
+  engineWakeup_->arm();
+  if (doorbell_.rings.load(std::memory_order_relaxed) != armed) {
+    engineWakeup_->disarm();
+    engineWakeup_->drain();
+    doorbell_.disarm();
+    return;
+  }
+  pollFds_.push_back({engineWakeup_->fd(), POLLIN, 0});
+  const int ready = ::poll(pollFds_.data(), pollFds_.size(), static_cast<int>(std::max<int64_t>(ms, 0)));
+  engineWakeup_->disarm();
+  engineWakeup_->drain();
+  doorbell_.disarm();
+  if (ready > 0)
+    for (size_t i = 0; i < pollOn_.size(); ++i)
+      if (pollFds_[i].revents != 0) pollOn_[i]->pollReady();
 }
 
 void Engine::watchParked(bool on) {
@@ -467,6 +521,10 @@ void Engine::failStartedOperations(const std::string& because) {
 }
 
 int64_t Engine::checkWaits(bool askPeers) {
+  // A wait that outlasted a sleep may end in a stall report, which follows
+  // every peer's heartbeat: the TCP thread reads those only on sockets this
+  // engine has not claimed (it claims again only those it then sleeps on).
+  if (askPeers && engineWakeup_ != nullptr) host_.releaseSockets();
   const int64_t now = nowMs();
   lastCheckMs_ = now;
   int64_t next = kSleepSliceMs;

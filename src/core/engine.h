@@ -12,6 +12,8 @@
 // operations progress while the caller computes. docs/ENGINE.md has the why.
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -26,6 +28,7 @@
 #include "base/deadline.h"
 #include "base/doorbell.h"
 #include "base/function_ref.h"
+#include "base/wakeup.h"
 #include "core/operation.h"
 
 namespace loom {
@@ -57,6 +60,9 @@ class EngineHost {
   // Why the communicator cannot go on, once a failure broke it; else empty.
   virtual std::string brokenBecause() const = 0;
   virtual const Team& team() const = 0;
+  // The driver sleeps on its doorbell: sockets it polled itself go back to
+  // their transport's thread (Transport::releaseSockets).
+  virtual void releaseSockets() {}
 };
 
 struct EngineSettings {
@@ -69,7 +75,9 @@ struct EngineSettings {
 
 class Engine {
  public:
-  Engine(EngineHost& host, Doorbell& doorbell, EngineSettings settings);
+  // `engineWakeup`: where a driver asleep in poll on its waits' sockets hears
+  // rings (Waitable::pollFd); null: it always sleeps on the doorbell.
+  Engine(EngineHost& host, Doorbell& doorbell, EngineSettings settings, Wakeup* engineWakeup = nullptr);
   ~Engine();  // stop()
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -93,7 +101,7 @@ class Engine {
   // Drains, then stops the background thread. Nothing may be posted after.
   void stop();
   // Wakes a sleeping driver (after an abort).
-  void wake() { doorbell_.ring(); }
+  void wake() { ring(); }
 
  private:
   // One driver at a time: driving_ is its lock (a try-lock; threads that
@@ -114,6 +122,13 @@ class Engine {
   // Marks (or unmarks) the connections parked operations wait on, so that
   // the peers behind them ring the doorbell while this driver sleeps.
   void watchParked(bool on);
+  // Rings the doorbell, and the wake-up of a driver asleep in poll.
+  void ring() {
+    doorbell_.ring();
+    if (engineWakeup_ != nullptr) engineWakeup_->wake();
+  }
+  void sleepUntilRung(uint32_t armed, int64_t ms);
+  void sleepInPoll(uint32_t armed, int64_t ms);
   void enqueue(OperationPtr op);
   // Runs op on this thread with no lane, the blocking call's fast path:
   // true once it ended (completed and retired); false if it must wait longer
@@ -149,6 +164,7 @@ class Engine {
 
   EngineHost& host_;
   Doorbell& doorbell_;
+  Wakeup* engineWakeup_;
   EngineSettings settings_;
 
   // Posted operations not yet seen by the driver.
@@ -164,6 +180,8 @@ class Engine {
   std::vector<Operation*> active_;               // the head of every non-empty lane
   std::vector<Operation*> finished_;             // ended this round, still at their lane's head
   std::vector<Waitable*> watched_;               // watched while the driver sleeps
+  std::vector<pollfd> pollFds_;                  // their sockets, when it sleeps in poll on them
+  std::vector<Waitable*> pollOn_;                // by pollFds_ index
   int64_t lastCheckMs_ = 0;
   uint64_t movingRounds_ = 0;
 

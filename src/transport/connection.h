@@ -41,6 +41,13 @@ class Waitable {
   // does the peer's next post or release ring this rank's doorbell, so a
   // rank asleep on one peer is not woken by every other peer's traffic.
   virtual void watch(bool on) = 0;
+  // A socket this side's data arrives on, which the engine may sleep on in
+  // poll() instead of its doorbell when every wait has one (tcp receives);
+  // asking claims it from the transport's own thread, which leaves its
+  // reads to the engine until Transport::releaseSockets. -1: none.
+  virtual int pollFd() { return -1; }
+  // poll() found pollFd() readable (or closed): read what came.
+  virtual void pollReady() {}
 };
 
 // `co_await connection.acquire(wait)`: the slot, once the peer allows.

@@ -26,7 +26,11 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
     transports_.push_back(std::move(transport));
   }
   Doorbell& engine = doorbell();
-  for (auto& transport : transports_) transport->useDoorbell(&engine);
+  if (anyDataThread()) engineWakeup_ = std::make_unique<Wakeup>();
+  for (auto& transport : transports_) {
+    transport->useDoorbell(&engine);
+    transport->useEngineWakeup(engineWakeup_.get());
+  }
 }
 
 Connections::~Connections() {

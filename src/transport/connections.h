@@ -57,6 +57,13 @@ class Connections {
   // Where this rank's engine sleeps: the doorbell peers ring. (With one
   // transport kind, shm, it lives in this rank's status page.)
   Doorbell& doorbell();
+  // Where the engine hears rings while it sleeps in poll on TCP sockets
+  // (base/wakeup.h); null when no transport has such sockets.
+  Wakeup* engineWakeup() { return engineWakeup_.get(); }
+  // The engine sleeps on its doorbell: every transport reads its sockets again.
+  void releaseSockets() {
+    for (auto& transport : transports_) transport->releaseSockets();
+  }
 
   void announceCollectiveStarted(const CollectiveCall& call);
   // -1 when the peer's transport cannot see its count (or peer is this rank).
@@ -86,6 +93,7 @@ class Connections {
   std::vector<Transport*> byPeer_;                      // by communicator rank; null for this rank
   std::vector<int> kindOf_;                             // index in transportKinds(), by rank; -1 for this rank
   Doorbell ownDoorbell_;                                // when no transport has one
+  std::unique_ptr<Wakeup> engineWakeup_;                // when a transport moves data on its own thread
 };
 
 }  // namespace loom

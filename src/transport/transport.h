@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/doorbell.h"
+#include "base/wakeup.h"
 #include "transport/collective_call.h"
 #include "transport/connection.h"
 #include "transport/peer_memory.h"
@@ -41,6 +42,12 @@ class Transport {
   // happens on a thread of its own (tcp) rings it when a watched connection
   // moves. Called once, after every transport is set up.
   virtual void useDoorbell(Doorbell* /*engine*/) {}
+  // Where that engine hears rings while it sleeps in poll on this
+  // transport's sockets (Waitable::pollFd); null: it never does.
+  virtual void useEngineWakeup(Wakeup* /*engine*/) {}
+  // The engine is about to sleep on its doorbell, not in poll: the sockets
+  // it claimed (Waitable::pollFd) go back to this transport's own thread.
+  virtual void releaseSockets() {}
   // Whether this transport's data moves on a thread of its own (tcp), which
   // needs the CPU a waiting engine would otherwise spin on.
   virtual bool movesDataOnItsOwnThread() const { return false; }

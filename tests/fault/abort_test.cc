@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/rank_harness.h"
+#include "support/scoped_env.h"
 
 namespace loom::test {
 namespace {
@@ -22,7 +23,7 @@ struct Shared {
   loomUniqueId id;
 };
 
-TEST(AbortTest, AbortFromAnotherThreadThenANewCommunicatorWorks) {
+void abortFromAnotherThreadThenUseANewCommunicator() {
   void* page = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(page, MAP_FAILED);
   Shared* shared = new (page) Shared();
@@ -66,6 +67,17 @@ TEST(AbortTest, AbortFromAnotherThreadThenANewCommunicatorWorks) {
       },
       options);
   munmap(page, sizeof(Shared));
+}
+
+TEST(AbortTest, AbortFromAnotherThreadThenANewCommunicatorWorks) {
+  abortFromAnotherThreadThenUseANewCommunicator();
+}
+
+// Over TCP the blocked rank's engine sleeps in poll on its socket to rank
+// 1, not on its doorbell: the abort must still end that wait.
+TEST(AbortTest, AbortWakesAnEngineAsleepOnItsTcpSockets) {
+  ScopedEnv tcp("LOOM_TRANSPORTS", "tcp");
+  abortFromAnotherThreadThenUseANewCommunicator();
 }
 
 }  // namespace

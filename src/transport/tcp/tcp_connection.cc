@@ -49,6 +49,14 @@ void TcpRecvConnection::release() {
   channel_.wakeup.wake();  // a reader stalled on a full ring may go on
 }
 
+int TcpRecvConnection::pollFd() {
+  return channel_.progress.claimForEngine(nextLink());
+}
+
+void TcpRecvConnection::pollReady() {
+  channel_.progress.receiveClaimed(nextLink());
+}
+
 void TcpRecvConnection::checkPeer(const WaitContext& ctx) {
   checkTcpPeer(ctx, channel_.peer, channel_.state, *this);
 }

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/wakeup.h"
 #include "transport/connection.h"
 #include "transport/tcp/tcp_rings.h"
-#include "transport/tcp/tcp_wakeup.h"
 
 namespace loom::tcp {
 
@@ -64,6 +64,8 @@ class TcpRecvConnection final : public RecvConnection {
   void release() override;
   void checkPeer(const WaitContext& ctx) override;
   void watch(bool on) override { ring_.watched.store(on ? 1 : 0, std::memory_order_relaxed); }
+  int pollFd() override;
+  void pollReady() override;
 
  private:
   bool arrived() const { return ring_.markOf(released_).load(std::memory_order_acquire) == released_ + 1; }
@@ -71,6 +73,7 @@ class TcpRecvConnection final : public RecvConnection {
   TcpChannel channel_;
   RecvRing& ring_;
   uint64_t released_ = 0;  // only the engine writes `released`
+  size_t nextLink() const { return channel_.links[released_ % channel_.links.size()]; }
 };
 
 // What both sides check before the engine sleeps on a TCP peer: a broken

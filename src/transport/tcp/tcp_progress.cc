@@ -90,6 +90,7 @@ void TcpProgress::stop(int64_t quietMs) {
 
 void TcpProgress::ringEngine() {
   if (Doorbell* bell = engine_.load(std::memory_order_acquire)) bell->ring();
+  if (Wakeup* engine = engineWakeup_.load(std::memory_order_acquire)) engine->wake();
 }
 
 // After publishing a slot or a freed one: either the engine's last look
@@ -195,6 +196,33 @@ size_t TcpProgress::sendFrameFrom(SocketLink& link, const FrameHeader& header, c
   }
 }
 
+int TcpProgress::claimForEngine(size_t index) {
+  std::lock_guard<std::mutex> lock(io_);
+  SocketLink& link = links_[index];
+  if (link.fd < 0) return -1;
+  if (!link.claimed) {
+    link.claimed = true;
+    wakeup_.wake();  // to poll again without it
+  }
+  return link.fd;
+}
+
+void TcpProgress::receiveClaimed(size_t index) {
+  std::lock_guard<std::mutex> lock(io_);
+  SocketLink& link = links_[index];
+  if (link.fd >= 0 && (!link.stalled || roomFor(link))) pumpReader(link);
+}
+
+void TcpProgress::releaseClaims() {
+  std::lock_guard<std::mutex> lock(io_);
+  bool any = false;
+  for (SocketLink& link : links_) {
+    any |= link.claimed;
+    link.claimed = false;
+  }
+  if (any) wakeup_.wake();
+}
+
 void TcpProgress::receiveFromEngine(const std::vector<size_t>& links) {
   std::unique_lock<std::mutex> lock(io_, std::try_to_lock);
   if (!lock.owns_lock()) return;
@@ -233,9 +261,11 @@ void TcpProgress::run() {
     for (size_t i = 0; i < links_.size(); ++i) {
       const SocketLink& link = links_[i];
       // A stalled reader is left out: a closed peer's socket would report
-      // POLLHUP at every poll while the engine has not made room.
-      if (link.fd < 0 || (link.stalled && !link.wantsOut)) continue;
-      const short events = static_cast<short>((link.stalled ? 0 : POLLIN) | (link.wantsOut ? POLLOUT : 0));
+      // POLLHUP at every poll while the engine has not made room. So is a
+      // socket the engine reads itself, unless stopping.
+      const bool reads = !link.stalled && (!link.claimed || stopping);
+      if (link.fd < 0 || (!reads && !link.wantsOut)) continue;
+      const short events = static_cast<short>((reads ? POLLIN : 0) | (link.wantsOut ? POLLOUT : 0));
       fds.push_back({link.fd, events, 0});
       linkOf.push_back(i);
     }
@@ -262,7 +292,8 @@ void TcpProgress::run() {
       }
       // The engine may have read what the poll saw: pumpReader then finds
       // nothing and returns.
-      if (link.fd >= 0 && !link.stalled && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) moved |= pumpReader(link);
+      const bool reads = !link.stalled && (!link.claimed || stopping_.load(std::memory_order_relaxed));
+      if (link.fd >= 0 && reads && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) moved |= pumpReader(link);
     }
     if (moved) lastMoved = nowMs();
   }

@@ -1,7 +1,7 @@
 // The thread that moves a rank's TCP traffic: it sends the slots the engine
 // posts and receives the peer's slots straight into the ring the engine
 // reads, over non-blocking sockets it polls together with a wake-up
-// (tcp_wakeup.h). It rings the engine's doorbell when a connection the
+// (base/wakeup.h). It rings the engine's doorbell when a connection the
 // engine sleeps on moves, and when a peer fails or its connection ends.
 // One such thread per communicator that has TCP peers, as NCCL's proxy
 // thread and Gloo's device loop; the engine never blocks on a socket.
@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "base/doorbell.h"
+#include "base/wakeup.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_rings.h"
-#include "transport/tcp/tcp_wakeup.h"
 #include "transport/tcp/tcp_wire.h"
 
 namespace loom::tcp {
@@ -62,6 +62,7 @@ struct SocketLink {
   std::string inControl;
   uint64_t nextRecv = 0;
   bool stalled = false;    // the next slot's ring is full: wait for the engine
+  bool claimed = false;    // the engine polls and reads it (claimForEngine)
   bool inDiscard = false;  // stopping: the frame is read and dropped
 };
 
@@ -84,6 +85,7 @@ class TcpProgress {
 
   void start();
   void useDoorbell(Doorbell* engine) { engine_.store(engine, std::memory_order_release); }
+  void useEngineWakeup(Wakeup* engine) { engineWakeup_.store(engine, std::memory_order_release); }
   // Queues a control frame (header and payload) for every peer, or for one.
   void sendControlToAll(const std::string& frame);
   // Sends what was posted (until nothing moved for quietMs), stops the
@@ -102,6 +104,17 @@ class TcpProgress {
   // take is copied into the slot for the rest of the frame. `src` is not
   // read after this returns. Returns whether the thread has work left.
   bool postFromSource(size_t index, uint64_t number, const char* src, size_t bytes);
+
+  // The engine sleeps in poll on link `index` (returns its socket, -1 once
+  // closed): this thread stops reading it, so that a message wakes the
+  // engine alone, not this thread and then the engine. It reads it again
+  // after releaseClaims (the engine sleeps on its doorbell instead), and
+  // while stopping.
+  int claimForEngine(size_t index);
+  // The engine's read of a claimed link that poll found readable: waits
+  // for the link table if this thread holds it, since nobody else will.
+  void receiveClaimed(size_t index);
+  void releaseClaims();
 
  private:
   void run();
@@ -130,6 +143,7 @@ class TcpProgress {
   std::vector<PeerLinks> peers_;
   Wakeup& wakeup_;
   std::atomic<Doorbell*> engine_{nullptr};
+  std::atomic<Wakeup*> engineWakeup_{nullptr};
   std::mutex controlMutex_;
   std::atomic<bool> controlQueued_{false};
   std::atomic<bool> stopping_{false};

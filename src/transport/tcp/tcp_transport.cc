@@ -98,6 +98,14 @@ void TcpTransport::useDoorbell(Doorbell* engine) {
   if (progress_) progress_->useDoorbell(engine);
 }
 
+void TcpTransport::useEngineWakeup(Wakeup* engine) {
+  if (progress_) progress_->useEngineWakeup(engine);
+}
+
+void TcpTransport::releaseSockets() {
+  if (progress_) progress_->releaseClaims();
+}
+
 void TcpTransport::announceCollectiveStarted(const CollectiveCall& call) {
   std::lock_guard<std::mutex> lock(beatMutex_);
   beat_.call = call;

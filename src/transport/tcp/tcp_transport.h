@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "base/wakeup.h"
 #include "transport/registry.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_progress.h"
 #include "transport/tcp/tcp_rings.h"
-#include "transport/tcp/tcp_wakeup.h"
 #include "transport/transport.h"
 
 namespace loom::tcp {
@@ -38,6 +38,8 @@ class TcpTransport final : public Transport {
   RecvConnection& recvFrom(int peer, Channel channel) override { return *at(peer).recv[index(channel)]; }
   Doorbell* doorbell() override { return nullptr; }
   void useDoorbell(Doorbell* engine) override;
+  void useEngineWakeup(Wakeup* engine) override;
+  void releaseSockets() override;
   bool movesDataOnItsOwnThread() const override { return true; }
   void announceCollectiveStarted(const CollectiveCall& call) override;
   int64_t collectivesStartedBy(int peer) const override;

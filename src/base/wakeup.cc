@@ -1,4 +1,4 @@
-#include "transport/tcp/tcp_wakeup.h"
+#include "base/wakeup.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -7,10 +7,10 @@
 
 #include "base/error.h"
 
-namespace loom::tcp {
+namespace loom {
 
 Wakeup::Wakeup() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-  if (fd_ < 0) failSystem("eventfd for the TCP progress thread", errno);
+  if (fd_ < 0) failSystem("eventfd (a wake-up for a thread asleep in poll)", errno);
 }
 
 Wakeup::~Wakeup() {
@@ -35,4 +35,4 @@ void Wakeup::drain() {
   [[maybe_unused]] ssize_t n = read(fd_, &count, sizeof(count));
 }
 
-}  // namespace loom::tcp
+}  // namespace loom
