@@ -160,7 +160,7 @@ bool Engine::runAlone(Operation& op, int& spun) {
   op.request.markRetired();
   // The heartbeat, which peers read to tell a live rank from a stopped one,
   // keeps beating through a run of calls that never reach the lanes.
-  checkNowAndThen();
+  checkNowAndThen(16);
   return true;
 }
 
@@ -439,9 +439,12 @@ bool Engine::pollOnce() {
 
 // A busy driver never sleeps; look at parked operations (and beat the
 // heartbeat) now and then: the clock is read every so many rounds, since
-// it costs as much as a round.
-void Engine::checkNowAndThen() {
-  if (++movingRounds_ % 256 != 0 || nowMs() - lastCheckMs_ < kCheckEveryMs) return;
+// it costs as much as a round. A call run alone is one round of many
+// polls: slow ones (a sanitizer, a starved core) may take a millisecond
+// each, so the clock is read every 16 of them, or a rank could run its
+// first hundreds of calls without one beat and then stop unnamed.
+void Engine::checkNowAndThen(int roundsPerClockRead) {
+  if (++movingRounds_ % roundsPerClockRead != 0 || nowMs() - lastCheckMs_ < kCheckEveryMs) return;
   checkWaits(false);
   retireFinished();
 }

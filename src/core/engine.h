@@ -152,7 +152,7 @@ class Engine {
   void endRequest(Operation& op, Outcome&& outcome);
   void finish(Operation& op, Outcome&& outcome);
   // Every 256 calls, if kCheckEveryMs passed: checkWaits (deadlines, heartbeat).
-  void checkNowAndThen();
+  void checkNowAndThen(int roundsPerClockRead = 256);
   // Fails parked operations that waited too long, were aborted, or (with
   // askPeers) wait for a peer that failed, exited or called something else.
   // Returns the milliseconds until the next deadline of a parked one.
