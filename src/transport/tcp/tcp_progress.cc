@@ -209,8 +209,7 @@ int TcpProgress::claimForEngine(size_t index) {
 
 void TcpProgress::receiveClaimed(size_t index) {
   std::lock_guard<std::mutex> lock(io_);
-  SocketLink& link = links_[index];
-  if (link.fd >= 0 && (!link.stalled || roomFor(link))) pumpReader(link);
+  readIfRoom(links_[index]);
 }
 
 void TcpProgress::releaseClaims() {
@@ -226,10 +225,12 @@ void TcpProgress::releaseClaims() {
 void TcpProgress::receiveFromEngine(const std::vector<size_t>& links) {
   std::unique_lock<std::mutex> lock(io_, std::try_to_lock);
   if (!lock.owns_lock()) return;
-  for (size_t index : links) {
-    SocketLink& link = links_[index];
-    if (link.fd >= 0 && (!link.stalled || roomFor(link))) pumpReader(link);
-  }
+  for (size_t index : links) readIfRoom(links_[index]);
+}
+
+// The engine's reads: a link whose ring is full waits for a release.
+void TcpProgress::readIfRoom(SocketLink& link) {
+  if (link.fd >= 0 && (!link.stalled || roomFor(link))) pumpReader(link);
 }
 
 void TcpProgress::run() {

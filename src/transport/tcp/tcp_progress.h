@@ -123,6 +123,7 @@ class TcpProgress {
   size_t sendFrameFrom(SocketLink& link, const FrameHeader& header, const char* src, size_t bytes);
   void sendFailed(SocketLink& link);  // after a send that failed: errno says why
   bool pumpReader(SocketLink& link);
+  void readIfRoom(SocketLink& link);
   enum class Received { kBytes, kNothingYet, kClosed, kFailed };
   Received receive(SocketLink& link, char* into, size_t bytes, size_t* got);
   void finishFrame(SocketLink& link);
