@@ -453,6 +453,43 @@ TEST(HierarchicalLayoutTest, FloatSumsAreBitwiseTheSameOnEveryRank) {
       options);
 }
 
+// Two ranks with slots of 4 KiB: a large call is hundreds of chunks
+// against 8 slots, so both ranks keep meeting a full FIFO; odd counts make
+// the last chunks of the two blocks differ. Over shared memory and over TCP (whose send slots free once the
+// kernel took them, and whose frames leave partly from the user's buffer
+// and partly from the slot when the socket fills). The ring of two is also
+// the step across two hosts of every hierarchical algorithm.
+class TwoRanksTest : public ::testing::TestWithParam<std::tuple<RankMode, const char*>> {
+ protected:
+  RankMode mode() const { return std::get<0>(GetParam()); }
+  const char* transports() const { return std::get<1>(GetParam()); }
+};
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+const Dtypes kTwoRankDtypes = {loomInt8, loomFloat64};
+#else
+const Dtypes kTwoRankDtypes = {loomInt8, loomFloat16, loomFloat32, loomFloat64};
+#endif
+
+TEST_P(TwoRanksTest, RingsOfTwoThroughFullFifos) {
+  ScopedEnv onlyThese("LOOM_TRANSPORTS", transports());
+  ScopedEnv shmSlots("LOOM_SHM_SLOT_BYTES", "4096");
+  ScopedEnv socketSlots("LOOM_SOCKET_SLOT_BYTES", "4096");
+  ScopedEnv force("LOOM_ALGO", "ring");
+  runRanks(mode(), 2, [](const RankContext& ctx) {
+    checkAllReduce(ctx, {0, 1, 7, 1023, 50001}, kTwoRankDtypes);
+    checkReduceScatter(ctx, kTwoRankDtypes);
+    checkAllGather(ctx, kTwoRankDtypes);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, TwoRanksTest,
+                         ::testing::Combine(::testing::Values(RankMode::kThreads, RankMode::kProcesses),
+                                            ::testing::Values("shm", "tcp")),
+                         [](const auto& info) {
+                           return modeName(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                         });
+
 INSTANTIATE_TEST_SUITE_P(Hosts, HierarchicalTest, ::testing::Values("2,2", "3,3", "2,2,2"),
                          [](const auto& info) {
                            std::string name = info.param;
