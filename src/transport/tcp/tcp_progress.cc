@@ -228,6 +228,13 @@ void TcpProgress::receiveFromEngine(const std::vector<size_t>& links) {
   for (size_t index : links) readIfRoom(links_[index]);
 }
 
+// Whether this thread reads `link`. Not a stalled reader: a closed peer's
+// socket would report POLLHUP at every poll while the engine has not made
+// room. Not a socket the engine reads itself, unless stopping.
+bool TcpProgress::threadReads(const SocketLink& link) const {
+  return !link.stalled && (!link.claimed || stopping_.load(std::memory_order_acquire));
+}
+
 // The engine's reads: a link whose ring is full waits for a release.
 void TcpProgress::readIfRoom(SocketLink& link) {
   if (link.fd >= 0 && (!link.stalled || roomFor(link))) pumpReader(link);
@@ -261,10 +268,7 @@ void TcpProgress::run() {
     linkOf.clear();
     for (size_t i = 0; i < links_.size(); ++i) {
       const SocketLink& link = links_[i];
-      // A stalled reader is left out: a closed peer's socket would report
-      // POLLHUP at every poll while the engine has not made room. So is a
-      // socket the engine reads itself, unless stopping.
-      const bool reads = !link.stalled && (!link.claimed || stopping);
+      const bool reads = threadReads(link);
       if (link.fd < 0 || (!reads && !link.wantsOut)) continue;
       const short events = static_cast<short>((reads ? POLLIN : 0) | (link.wantsOut ? POLLOUT : 0));
       fds.push_back({link.fd, events, 0});
@@ -293,8 +297,7 @@ void TcpProgress::run() {
       }
       // The engine may have read what the poll saw: pumpReader then finds
       // nothing and returns.
-      const bool reads = !link.stalled && (!link.claimed || stopping_.load(std::memory_order_relaxed));
-      if (link.fd >= 0 && reads && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) moved |= pumpReader(link);
+      if (link.fd >= 0 && threadReads(link) && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) moved |= pumpReader(link);
     }
     if (moved) lastMoved = nowMs();
   }
