@@ -297,7 +297,8 @@ void TcpProgress::run() {
       }
       // The engine may have read what the poll saw: pumpReader then finds
       // nothing and returns.
-      if (link.fd >= 0 && threadReads(link) && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) moved |= pumpReader(link);
+      if (link.fd >= 0 && threadReads(link) && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        moved |= pumpReader(link);
     }
     if (moved) lastMoved = nowMs();
   }
