@@ -46,7 +46,11 @@ const void* TcpRecvConnection::tryAcquire() {
 
 void TcpRecvConnection::release() {
   ring_.released.store(++released_, std::memory_order_release);
-  channel_.wakeup.wake();  // a reader stalled on a full ring may go on
+  // A reader stalled on the full ring may go on. Either this sees it
+  // stalled, or the thread, which stalls and then looks at `released`
+  // before it sleeps, sees the release (full fences on both sides).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (ring_.stalledReaders.load(std::memory_order_relaxed) != 0) channel_.wakeup.wake();
 }
 
 int TcpRecvConnection::pollFd() {

@@ -235,6 +235,17 @@ bool TcpProgress::threadReads(const SocketLink& link) const {
   return !link.stalled && (!link.claimed || stopping_.load(std::memory_order_acquire));
 }
 
+// Under io_, as every change of link.stalled: the ring counts its stalled
+// sockets so that a release wakes this thread only when one waits.
+void TcpProgress::setStalled(SocketLink& link, bool stalled) {
+  if (link.stalled == stalled) return;
+  link.stalled = stalled;
+  if (stalled)
+    link.recv->stalledReaders.fetch_add(1, std::memory_order_seq_cst);
+  else
+    link.recv->stalledReaders.fetch_sub(1, std::memory_order_relaxed);
+}
+
 // The engine's reads: a link whose ring is full waits for a release.
 void TcpProgress::readIfRoom(SocketLink& link) {
   if (link.fd >= 0 && (!link.stalled || roomFor(link))) pumpReader(link);
@@ -437,7 +448,7 @@ bool TcpProgress::pumpReader(SocketLink& link) {
       link.inDiscard = data && !roomFor(link) && stopping_.load(std::memory_order_acquire);
       if (data && !link.inDiscard) {
         if (!roomFor(link)) {
-          link.stalled = true;
+          setStalled(link, true);
           return progressed;
         }
         link.inTarget = link.recv->memory.label(link.inHeader.number);
@@ -445,7 +456,7 @@ bool TcpProgress::pumpReader(SocketLink& link) {
         link.inControl.assign(link.inHeader.bytes, '\0');
         link.inTarget = link.inControl.data();
       }
-      link.stalled = false;
+      setStalled(link, false);
       link.inLeft = link.inHeader.bytes;
       link.inPayload = true;
     }
@@ -469,7 +480,7 @@ bool TcpProgress::pumpReader(SocketLink& link) {
     else
       finishFrame(link);
     link.inDiscard = false;
-    link.stalled = false;
+    setStalled(link, false);
     link.inPayload = false;
     link.inHeaderDone = 0;
     progressed = true;
@@ -533,7 +544,7 @@ void TcpProgress::breakPeer(size_t peer, const std::string& sentence) {
     if (link.fd >= 0) close(link.fd);
     link.fd = -1;
     link.writing = false;
-    link.stalled = false;
+    setStalled(link, false);
   }
   ringEngine();
 }

@@ -124,6 +124,7 @@ class TcpProgress {
   void sendFailed(SocketLink& link);  // after a send that failed: errno says why
   bool pumpReader(SocketLink& link);
   void readIfRoom(SocketLink& link);
+  void setStalled(SocketLink& link, bool stalled);
   bool threadReads(const SocketLink& link) const;
   enum class Received { kBytes, kNothingYet, kClosed, kFailed };
   Received receive(SocketLink& link, char* into, size_t bytes, size_t* got);

@@ -74,6 +74,10 @@ struct RecvRing {
   std::unique_ptr<std::atomic<uint64_t>[]> marks;
   alignas(64) std::atomic<uint64_t> released{0};
   std::atomic<uint32_t> watched{0};  // the engine sleeps until a slot arrives
+  // Sockets of this ring whose next frame waits for a free slot: only then
+  // must a release wake the progress thread (a wake-up per message costs
+  // the thread a run on oversubscribed cores).
+  std::atomic<uint32_t> stalledReaders{0};
 };
 
 // What this rank knows of a TCP peer: written by the progress thread, read
