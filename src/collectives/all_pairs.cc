@@ -16,8 +16,7 @@ bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
   return team.nranks > 1 && bytes <= limitBytes && bytes <= team.slotBytes;
 }
 
-Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<int>* combineOrder) {
+Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   // In place, out overwrites this rank's input before its turn comes; the
   // copy already sent to a peer serves instead. It stays intact until this
@@ -34,15 +33,14 @@ Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const Wai
   // Every rank combines the inputs in one order, so all ranks get bitwise
   // the same floating-point result.
   void* out = args.recvbuf;
-  for (int k = 0; k < team.nranks; ++k) {
-    const int r = combineOrder != nullptr ? (*combineOrder)[k] : k;
+  for (int r = 0; r < team.nranks; ++r) {
     const void* input = ownInput;
     RecvConnection* from = nullptr;
     if (r != team.rank) {
       from = &team.recvFrom(r);
       input = co_await from->acquire(wait);
     }
-    if (k == 0)
+    if (r == 0)
       copyBytes(out, input, bytes);
     else
       reduceArrays(out, out, input, args.count, args.dtype, args.op);

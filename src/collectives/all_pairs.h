@@ -12,11 +12,8 @@ namespace loom {
 // `limitBytes` (above it the ring's lower memory traffic wins).
 bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes);
 
-// Every rank combines the members' inputs in team order, or in
-// `combineOrder` (team indices, each once) when given: teams that hold the
-// same inputs in different orders then get bitwise the same result.
-Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
-                         const std::vector<int>* combineOrder = nullptr);
+// Every rank combines the members' inputs in team order.
+Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> allPairsBarrier(const Team& team, const WaitContext& wait);
 
 // Every rank sends `bytes` (at most a slot) from `mine` to every peer and

@@ -1,10 +1,11 @@
+#include "collectives/hierarchical.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "collectives/all_pairs.h"
-#include "collectives/hierarchical.h"
 #include "collectives/primitives.h"
 #include "collectives/ring_blocks.h"
 #include "reduce/reduce.h"
@@ -84,31 +85,58 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   co_await ringAllGatherBlocks(host, args.recvbuf, blocks, args.dtype, wait);
 }
 
-bool fitsHierarchicalAllPairs(const Team& team, size_t bytes) {
+bool fitsLeaderAllReduce(const Team& team, size_t bytes) {
   // Each message, within the host or across, must fit a slot: the team's
   // slot is the smallest of both sub-teams'.
   return team.ranksPerHost > 0 && bytes <= team.tuning.allPairsMaxBytes && bytes <= team.slotBytes;
 }
 
-// Small AllReduce: all-pairs within each host (shared memory), then among
-// the ranks with one local index (the network), each rank sending one
-// message per other host where the flat all-pairs sends one per remote
-// rank. Each host's sum is combined in host order, which is not every
-// local-index team's member order (ranks need not be numbered host by
-// host), so that every rank gets bitwise the same result.
-Task<> hierarchicalAllPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+// Small AllReduce through one leader per host, as Open MPI's HAN: each
+// host's ranks send their input to the host's first rank, which reduces
+// them in local-index order; the leaders AllReduce the host sums in one
+// all-pairs step over the network; each leader hands the result back.
+// Only the leaders touch the network, and every other rank waits once. On
+// oversubscribed cores each wait is a sleep and a wake-up, and each TCP
+// message costs its sender tens of microseconds of kernel time: all-pairs
+// within hosts, then all-pairs among the ranks of each local index, moved
+// twice the messages with twice the sleeps and was 2.5x slower on 2 hosts
+// x 2 ranks (docs/PERF.md). Every rank gets bitwise the same result: its
+// leader's, and the leaders add the host sums in one order.
+Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Team host = team.hostTeam();
-  const Team across = team.localIndexTeam();
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
-  co_await allPairsAllReduce(host, CollectiveArgs{args.sendbuf, args.recvbuf, args.count, args.dtype, op, 0}, wait);
+  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  constexpr int kLeader = 0;  // the host team's index 0: local index 0
+  if (host.rank != kLeader) {
+    SendConnection& up = host.sendTo(kLeader);
+    void* slot = co_await up.acquire(wait);
+    up.postFrom(slot, args.sendbuf, bytes);
+    RecvConnection& down = host.recvFrom(kLeader);
+    const void* result = co_await down.acquire(wait);
+    copyBytes(args.recvbuf, result, bytes);
+    down.release();
+    co_return;
+  }
+  if (args.recvbuf != args.sendbuf) copyBytes(args.recvbuf, args.sendbuf, bytes);
+  for (int member = 1; member < host.nranks; ++member) {
+    RecvConnection& from = host.recvFrom(member);
+    const void* input = co_await from.acquire(wait);
+    reduceArrays(args.recvbuf, args.recvbuf, input, args.count, args.dtype, op);
+    from.release();
+  }
 
-  std::vector<int> byHost(across.nranks);
-  for (int i = 0; i < across.nranks; ++i) byHost[i] = i;
-  std::sort(byHost.begin(), byHost.end(),
-            [&](int a, int b) { return across.places[a].host < across.places[b].host; });
-  co_await allPairsAllReduce(across, CollectiveArgs{args.recvbuf, args.recvbuf, args.count, args.dtype, op, 0}, wait,
-                             &byHost);
+  // Every leader adds the host sums in its team's order, which is host
+  // order: a host's leader is its lowest rank, and hosts are numbered by
+  // their lowest rank (MemberPlace).
+  const CollectiveArgs hostSums{args.recvbuf, args.recvbuf, args.count, args.dtype, op, 0};
+  co_await allPairsAllReduce(team.localIndexTeam(), hostSums, wait);
   if (args.op == loomAvg) divideArray(args.recvbuf, args.count, args.dtype, team.nranks);
+
+  for (int member = 1; member < host.nranks; ++member) {
+    SendConnection& to = host.sendTo(member);
+    void* slot = co_await to.acquire(wait);
+    to.postFrom(slot, args.recvbuf, bytes);
+  }
 }
 
 // AllGather: block r of the result is rank r's. Across hosts first, each
@@ -152,9 +180,9 @@ Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, c
     // This rank's block of host h is the block of host h's rank with this
     // rank's local index: its place among the local-index team's members.
     const int target = ranksOfHost[host.rank];
-    const size_t slot = static_cast<size_t>(
-        std::find(members.sameLocalIndex.begin(), members.sameLocalIndex.end(), target) -
-        members.sameLocalIndex.begin());
+    const size_t slot =
+        static_cast<size_t>(std::find(members.sameLocalIndex.begin(), members.sameLocalIndex.end(), target) -
+                            members.sameLocalIndex.begin());
     const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
     co_await ringReduceScatterBlocks(host, args.sendbuf, hostBlocks, partials.data() + slot * blockBytes, args.dtype,
                                      op, wait);

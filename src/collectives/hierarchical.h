@@ -28,11 +28,11 @@ std::string describeHosts(const Team& team);
 
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
-// Whether a small AllReduce of `bytes` can go all-pairs within each host,
-// then all-pairs across (hierarchicalAllPairsAllReduce): an even layout
-// (Team::ranksPerHost) and a message that fits both steps' limits.
-bool fitsHierarchicalAllPairs(const Team& team, size_t bytes);
-Task<> hierarchicalAllPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+// Whether a small AllReduce of `bytes` can go through one leader per host
+// (leaderAllReduce): an even layout (Team::ranksPerHost) and a message
+// that fits a slot and LOOM_ALLPAIRS_MAX_BYTES.
+bool fitsLeaderAllReduce(const Team& team, size_t bytes);
+Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 

@@ -94,10 +94,9 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
   bool allPairs = tuning.force == Tuning::Force::kAllPairs
                       ? fitsAllPairs(team, bytes, SIZE_MAX)
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
-  if (hierarchy && (allPairs || tuning.force == Tuning::Force::kHierarchical) &&
-      fitsHierarchicalAllPairs(team, bytes)) {
-    noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHierarchicalAllPairs, bytes);
-    return hierarchicalAllPairsAllReduce(team, args, wait);
+  if (hierarchy && (allPairs || tuning.force == Tuning::Force::kHierarchical) && fitsLeaderAllReduce(team, bytes)) {
+    noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHostLeaders, bytes);
+    return leaderAllReduce(team, args, wait);
   } else if (allPairs) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, bytes);
     return allPairsAllReduce(team, args, wait);

@@ -21,7 +21,7 @@ const char* collectiveName(TunedCollective c) {
 
 const char* algorithmName(TunedAlgorithm a) {
   static const char* const names[] = {"allpairs", "ring",  "direct",       "registered",
-                                      "tree",     "chain", "hierarchical", "hierarchical allpairs"};
+                                      "tree",     "chain", "hierarchical", "host leaders"};
   return names[static_cast<int>(a)];
 }
 
@@ -52,10 +52,11 @@ std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgori
     case TunedAlgorithm::kHierarchical:
       return "ranks on several hosts, as many on each, and no single-copy reads: within hosts, then across "
              "them (LOOM_ALGO=ring keeps the flat ring)";
-    case TunedAlgorithm::kHierarchicalAllPairs:
+    case TunedAlgorithm::kHostLeaders:
       return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
-             " per rank, on several hosts with as many ranks on each: all-pairs within hosts, then one message per "
-             "other host (LOOM_ALGO=allpairs keeps the flat all-pairs)";
+             " per rank, on several hosts with as many ranks on each: each host's first rank reduces its host's "
+             "inputs, all-reduces across hosts and hands the result back (LOOM_ALGO=allpairs keeps the flat "
+             "all-pairs)";
     default: return "";
   }
 }

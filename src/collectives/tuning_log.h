@@ -19,7 +19,7 @@ enum class TunedAlgorithm {
   kTree,
   kChain,
   kHierarchical,
-  kHierarchicalAllPairs,
+  kHostLeaders,
   kCount
 };
 

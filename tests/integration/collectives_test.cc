@@ -161,8 +161,7 @@ void checkReduce(const RankContext& ctx) {
           Buffer send(makeInput(dtype, op, ctx.rank, 0, count), misalignFor(caseIndex++));
           Buffer recv(count * loomTypeSize(dtype), misalignFor(caseIndex++));
           unsigned char* out = inPlace ? send.data() : recv.data();
-          std::string what =
-              caseName("Reduce", dtype, op, count, inPlace, ctx.rank) + " root " + std::to_string(root);
+          std::string what = caseName("Reduce", dtype, op, count, inPlace, ctx.rank) + " root " + std::to_string(root);
           expectOk(loomReduce(send.data(), out, count, dtype, op, root, ctx.comm, nullptr, nullptr), ctx.comm, what);
           if (ctx.rank == root) expectSame(reference.expected(0, count), out, dtype, what);
         }
@@ -396,8 +395,9 @@ class HierarchicalTest : public ::testing::TestWithParam<const char*> {
 TEST_P(HierarchicalTest, AllReduceEveryDtypeOpAndSize) {
   ScopedEnv layout("LOOM_TEST_HOST_LAYOUT", GetParam());
   ScopedEnv force("LOOM_ALGO", "hierarchical");
-  runRanks(RankMode::kProcesses, ranksInLayout(),
-           [](const RankContext& ctx) { checkAllReduce(ctx, {0, 1, 2, 7, 1023, 16381, kLargeCount}); });
+  runRanks(RankMode::kProcesses, ranksInLayout(), [](const RankContext& ctx) {
+    checkAllReduce(ctx, {0, 1, 2, 7, 1023, 16381, kLargeCount});
+  });
 }
 
 TEST_P(HierarchicalTest, ReduceScatterEveryDtypeOpAndSize) {
@@ -418,8 +418,8 @@ TEST_P(HierarchicalTest, AllGatherEveryDtypeAndSize) {
 // drift apart. Hosts a b c c b a: the ranks with local index 1 are 3, 4, 5
 // on hosts c, b, a, the reverse of index 0's, so a step across hosts that
 // combined in team order would add in another order there. Small and
-// large counts, default choice (so the small all-pairs in steps and the
-// large ring in steps both run).
+// large counts, default choice (so the small AllReduce through host
+// leaders and the large ring in steps both run).
 TEST(HierarchicalLayoutTest, FloatSumsAreBitwiseTheSameOnEveryRank) {
   HarnessOptions options;
   options.createComm = false;
@@ -490,13 +490,12 @@ INSTANTIATE_TEST_SUITE_P(Transports, TwoRanksTest,
                            return modeName(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
                          });
 
-INSTANTIATE_TEST_SUITE_P(Hosts, HierarchicalTest, ::testing::Values("2,2", "3,3", "2,2,2"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name)
-                             if (c == ',') c = 'x';
-                           return "Hosts" + name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Hosts, HierarchicalTest, ::testing::Values("2,2", "3,3", "2,2,2"), [](const auto& info) {
+  std::string name = info.param;
+  for (char& c : name)
+    if (c == ',') c = 'x';
+  return "Hosts" + name;
+});
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CollectivesTest,
                          ::testing::Combine(::testing::Values(RankMode::kThreads, RankMode::kProcesses),

@@ -51,8 +51,8 @@ grep -q 'LOOM INFO INIT 2 hosts with 2 and 2 ranks: AllReduce, AllGather and Red
   fail "init did not announce the hierarchical AllReduce"
 grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 4 ranks: hierarchical \(' "$out" ||
   fail "large AllReduce did not run within hosts, then across them"
-grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 4 ranks: hierarchical allpairs (' "$out" ||
-  fail "8-byte AllReduce did not go all-pairs within hosts, then across them"
+grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 4 ranks: host leaders (' "$out" ||
+  fail "8-byte AllReduce did not go through one leader per host"
 echo "ok: 2 interleaved fake hosts: ring 0 2 1 3, shm inside, TCP across, hierarchical AllReduce, exact results"
 LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 3 6 || fail "run on 3 interleaved fake hosts failed"
 grep -q 'LOOM INFO INIT ring 0 3 1 4 2 5 crosses 3 host boundaries' "$out" || fail "the ring did not enter each of 3 hosts once"
@@ -61,9 +61,9 @@ grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 6 ranks: hierarchical \(
   fail "large AllReduce on 3 hosts did not run within hosts, then across them"
 # Local-index teams here are not in host order (ranks 0 3 on hosts 0 1, but
 # ranks 2 4 on hosts 2 1): small AllReduce combines the host sums in host
-# order whatever the team's, and the perf suite checks every rank's result.
-grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 6 ranks: hierarchical allpairs (' "$out" ||
-  fail "8-byte AllReduce on 3 hosts did not go all-pairs within hosts, then across them"
+# order whatever the leaders' team's, and the perf suite checks every rank's result.
+grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 6 ranks: host leaders (' "$out" ||
+  fail "8-byte AllReduce on 3 hosts did not go through one leader per host"
 echo "ok: 3 interleaved fake hosts: ring 0 3 1 4 2 5, hierarchical AllReduce, exact results"
 # Hosts met out of rank order: ranks 0 and 3 on one, 1 and 2 on the other,
 # so the ranks with local index 1 are 2 (second host) and 3 (first host).
