@@ -40,6 +40,10 @@ struct Members {
 
 }  // namespace
 
+int hostsOf(const Team& team) {
+  return static_cast<int>(ranksPerHost(team).size());
+}
+
 int ranksPerHostIfEven(const Team& team) {
   const std::vector<int> counts = ranksPerHost(team);
   if (counts.size() < 2 || counts.front() < 2) return 0;
@@ -87,8 +91,9 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
 
 bool fitsLeaderAllReduce(const Team& team, size_t bytes) {
   // Each message, within the host or across, must fit a slot: the team's
-  // slot is the smallest of both sub-teams'.
-  return team.ranksPerHost > 0 && bytes <= team.tuning.allPairsMaxBytes && bytes <= team.slotBytes;
+  // slot is the smallest of all its links'.
+  return team.hosts >= 2 && team.nranks > team.hosts && bytes <= team.tuning.allPairsMaxBytes &&
+         bytes <= team.slotBytes;
 }
 
 // Small AllReduce through one leader per host, as Open MPI's HAN: each

@@ -19,6 +19,8 @@
 
 namespace loom {
 
+// How many hosts the team's members sit on.
+int hostsOf(const Team& team);
 // The ranks per host when the team spans at least two hosts with the same
 // number (at least two) on each, as the three steps need; 0 otherwise.
 int ranksPerHostIfEven(const Team& team);
@@ -29,8 +31,9 @@ std::string describeHosts(const Team& team);
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
 // Whether a small AllReduce of `bytes` can go through one leader per host
-// (leaderAllReduce): an even layout (Team::ranksPerHost) and a message
-// that fits a slot and LOOM_ALLPAIRS_MAX_BYTES.
+// (leaderAllReduce): several hosts, one of them with several ranks (any
+// layout: each host's rank count is its own), and a message that fits a
+// slot and LOOM_ALLPAIRS_MAX_BYTES.
 bool fitsLeaderAllReduce(const Team& team, size_t bytes);
 Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);

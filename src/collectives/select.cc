@@ -81,6 +81,17 @@ bool useHierarchy(const Team& team) {
   }
 }
 
+// A small AllReduce across hosts goes through one leader per host, on any
+// layout of several hosts (hierarchical.h); single-copy reads, where one
+// transport reaches every peer's memory, need no leaders.
+bool useLeaders(const Team& team) {
+  switch (team.tuning.force) {
+    case Tuning::Force::kHierarchical: return true;
+    case Tuning::Force::kAuto: return team.peerMemory() == nullptr;
+    default: return false;
+  }
+}
+
 Task<> nothingToDo() {
   co_return;
 }
@@ -94,7 +105,7 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
   bool allPairs = tuning.force == Tuning::Force::kAllPairs
                       ? fitsAllPairs(team, bytes, SIZE_MAX)
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
-  if (hierarchy && (allPairs || tuning.force == Tuning::Force::kHierarchical) && fitsLeaderAllReduce(team, bytes)) {
+  if (useLeaders(team) && fitsLeaderAllReduce(team, bytes)) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHostLeaders, bytes);
     return leaderAllReduce(team, args, wait);
   } else if (allPairs) {

@@ -50,6 +50,9 @@ struct Team {
   // least two) on each, as hierarchical.h needs; 0 otherwise. Set once at
   // init for the communicator's team (sub-teams keep 0: they do not nest).
   int ranksPerHost = 0;
+  // Hosts among the members; set once at init for the communicator's team
+  // (sub-teams keep 1), as ranksPerHost.
+  int hosts = 1;
   Tuning tuning;
   RegisteredRegions* windows = nullptr;  // registered buffers (registered.h); changed only by (de)registration
   // Scratch for a schedule that keeps partial results across its waits;

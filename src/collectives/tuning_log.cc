@@ -54,7 +54,7 @@ std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgori
              "them (LOOM_ALGO=ring keeps the flat ring)";
     case TunedAlgorithm::kHostLeaders:
       return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
-             " per rank, on several hosts with as many ranks on each: each host's first rank reduces its host's "
+             " per rank, on several hosts: each host's first rank reduces its host's "
              "inputs, all-reduces across hosts and hands the result back (LOOM_ALGO=allpairs keeps the flat "
              "all-pairs)";
     default: return "";

@@ -183,7 +183,10 @@ void Communicator::checkHierarchy() {
   if (team_.rank == 0 && perHost > 0 && chosen)
     LOOM_INFO("INIT", team_.rank,
               describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
-  if (perHost > 0) team_.keepSubTeams();
+  // Small AllReduce goes through one leader per host on any layout of
+  // several hosts (hierarchical.h), even or not.
+  team_.hosts = hostsOf(team_);
+  if (team_.hosts >= 2 && team_.nranks > team_.hosts) team_.keepSubTeams();
 }
 
 void Communicator::placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {

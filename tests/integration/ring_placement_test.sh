@@ -76,13 +76,16 @@ for program in all_reduce all_gather reduce_scatter; do
   grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "$program results were not exact on hosts a b b a"
 done
 echo "ok: fake hosts a b b a: hierarchical AllReduce, AllGather and ReduceScatter, exact results for every dtype"
-# Hosts of unequal sizes (5 ranks on 2 hosts: 3 and 2) keep the flat ring.
+# Hosts of unequal sizes (5 ranks on 2 hosts: 3 and 2) keep the flat ring
+# for large messages; small AllReduce goes through one leader per host.
 LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 5 || fail "run on 2 unequal fake hosts failed"
 grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 5 ranks: ring' "$out" ||
   fail "hosts of 3 and 2 ranks did not keep the flat ring"
 ! grep -q 'hierarchical' "$out" || fail "hosts of 3 and 2 ranks ran a hierarchical AllReduce"
+grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 5 ranks: host leaders (' "$out" ||
+  fail "8-byte AllReduce on hosts of 3 and 2 ranks did not go through one leader per host"
 grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 unequal fake hosts"
-echo "ok: fake hosts of 3 and 2 ranks: flat ring, exact results"
+echo "ok: fake hosts of 3 and 2 ranks: flat ring, small AllReduce through leaders, exact results"
 
 # A broken file stops init with the file and line.
 bad=$(mktemp --suffix=.xml)

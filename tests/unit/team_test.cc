@@ -82,6 +82,7 @@ TEST(TeamTest, SubTeamWithoutThisRankIsRefused) {
 // Teams whose ranks sit on hosts of the given sizes, numbered host by host.
 Team teamOnHosts(const std::vector<int>& sizes) {
   Team team;
+  team.nranks = 0;
   for (size_t host = 0; host < sizes.size(); ++host)
     for (int local = 0; local < sizes[host]; ++local) {
       team.members.push_back(team.nranks++);
@@ -98,6 +99,23 @@ TEST(TeamTest, HierarchyNeedsSeveralHostsWithAsManyRanksOnEach) {
   EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({1, 1, 1})), 0);  // one per host: the flat ring already is it
   EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({2, 3})), 0);
   EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({2, 2, 1})), 0);
+}
+
+// Small AllReduce goes through each host's first rank on any layout: on
+// hosts of 1, 2 and 3 ranks the leaders are ranks 0, 1 and 3, in host order.
+TEST(TeamTest, LeadersOfUnevenHostsAreEachHostsFirstRankInHostOrder) {
+  EXPECT_EQ(hostsOf(teamOnHosts({2, 3})), 2);
+  EXPECT_EQ(hostsOf(teamOnHosts({4})), 1);
+  Team world = teamOnHosts({1, 2, 3});
+  EXPECT_EQ(hostsOf(world), 3);
+  world.rank = 3;  // host 2's first rank
+  const Team leaders = world.localIndexTeam();
+  EXPECT_EQ(leaders.members, (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(leaders.rank, 2);
+  for (int i = 0; i < leaders.nranks; ++i) EXPECT_EQ(leaders.places[i].host, i);
+  const Team host = world.hostTeam();
+  EXPECT_EQ(host.members, (std::vector<int>{3, 4, 5}));
+  EXPECT_EQ(host.rank, 0);
 }
 
 TEST(TeamTest, HostsAreDescribedByTheirRankCounts) {
