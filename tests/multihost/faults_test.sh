@@ -3,6 +3,12 @@
 # in the middle of a long AllReduce whose ring crosses the bridge:
 #   rank-killed:  kill -9 of rank 3 on host 1: every other rank fails at once
 #                 (loomRemoteError) naming rank 3;
+#   small-rank-killed, small-leader-killed: the same in a stream of 8-byte
+#                 AllReduces, which go through one leader per host (ranks 0
+#                 and 2): kill -9 of rank 3, which only its leader hears
+#                 from, or of leader 2, whom rank 3 and leader 0 wait for;
+#                 every other rank fails naming the killed rank, those that
+#                 never talk to it through the rank that does;
 #   link-down:    host 1's link to the bridge goes down: nothing is closed,
 #                 packets just vanish, so every rank fails with loomTimeout
 #                 within its timeout, and host 0's ranks name a rank of host 1;
@@ -16,7 +22,7 @@
 set -euo pipefail
 
 if [[ $# -lt 3 || ! -f $1 || ! -x $2 || ! -x $3 ]]; then
-  echo "usage: $0 /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf [rank-killed|link-down|host-gone]..." >&2
+  echo "usage: $0 /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf [rank-killed|small-rank-killed|small-leader-killed|link-down|host-gone]..." >&2
   exit 2
 fi
 HOSTS_SCRIPT=$1
@@ -24,7 +30,7 @@ LOOMRUN=$2
 PERF=$3
 shift 3
 cases=("$@")
-((${#cases[@]} > 0)) || cases=(rank-killed link-down host-gone)
+((${#cases[@]} > 0)) || cases=(rank-killed small-rank-killed small-leader-killed link-down host-gone)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR
 source "$HERE/prerequisites.sh"
@@ -46,19 +52,21 @@ fail() {
   exit 1
 }
 
-# Starts the job in the background: an AllReduce of 8 MiB repeated far longer
-# than the test lasts, with INFO lines of init so we know when it runs.
+# Starts the job in the background: an AllReduce of $1 bytes (8 MiB unless
+# given) repeated far longer than the test lasts, with INFO lines of init so
+# we know when it runs.
 # Each rank runs under a shell that reports how it ended and exits 0: a
 # launcher stops every rank once one fails (loomrun as torchrun and mpirun
 # do), which would kill the survivors before they could say what they saw;
 # for the same reason loom-hosts.sh keeps the other hosts going when one
 # vanishes.
 start_job() {
+  local bytes=${1:-8M}
   : >"$WORK/out"
   LOOM_TIMEOUT_MS=$TIMEOUT_MS LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT \
     bash "$HOSTS_SCRIPT" --loomrun "$LOOMRUN" --hosts 2 -n 2 --timeout 120 --tag-output --keep-going -- \
     bash -c '"$0" "$@"; echo "rank $RANK exited with status $?"' \
-    "$PERF" -b 8M -e 8M -w 0 -n 1000000 -c 0 >"$WORK/out" 2>&1 &
+    "$PERF" -b "$bytes" -e "$bytes" -w 0 -n 100000000 -c 0 >"$WORK/out" 2>&1 &
   hosts_pid=$!
   # Rank 0 logs the ring once every rank is connected.
   local waited
@@ -110,7 +118,7 @@ expect_no_namespaces() {
 }
 
 for case_name in "${cases[@]}"; do
-  start_job
+  if [[ $case_name == small-* ]]; then start_job 8; else start_job; fi
   run=$hosts_pid
   started=$(date +%s)
   case $case_name in
@@ -121,6 +129,17 @@ for case_name in "${cases[@]}"; do
       for rank in 0 1 2; do expect_failure "$rank" 'rank 3'; done
       # Fails at once on EOF, not at the timeout.
       ((elapsed < TIMEOUT_MS / 1000 + 10)) || fail "the ranks took ${elapsed} s to fail after rank 3 was killed"
+      ;;
+    small-rank-killed | small-leader-killed)
+      victim_rank=3
+      [[ $case_name == small-leader-killed ]] && victim_rank=2
+      victim=$(rank_pid "$victim_rank" 1) || fail "cannot find rank $victim_rank's process on host 1"
+      kill -KILL "$victim"
+      wait_job
+      for rank in 0 1 2 3; do
+        ((rank == victim_rank)) || expect_failure "$rank" "rank $victim_rank"
+      done
+      ((elapsed < TIMEOUT_MS / 1000 + 10)) || fail "the ranks took ${elapsed} s to fail after rank $victim_rank was killed"
       ;;
     link-down)
       ip -n "$(ns br)" link set h1 down
