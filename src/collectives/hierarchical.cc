@@ -122,7 +122,7 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
     down.release();
     co_return;
   }
-  if (args.recvbuf != args.sendbuf) copyBytes(args.recvbuf, args.sendbuf, bytes);
+  copyBytes(args.recvbuf, args.sendbuf, bytes);
   for (int member = 1; member < host.nranks; ++member) {
     RecvConnection& from = host.recvFrom(member);
     const void* input = co_await from.acquire(wait);
@@ -141,6 +141,69 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
     SendConnection& to = host.sendTo(member);
     void* slot = co_await to.acquire(wait);
     to.postFrom(slot, args.recvbuf, bytes);
+  }
+}
+
+bool fitsLeaderAllGather(const Team& team, size_t bytes) {
+  // The leaders hand the whole result to their hosts in one message, which
+  // LOOM_ALLPAIRS_MAX_BYTES bounds as it bounds each rank's small AllReduce.
+  const size_t whole = bytes * static_cast<size_t>(team.nranks);
+  return team.hosts >= 2 && team.nranks > team.hosts && whole <= team.tuning.allPairsMaxBytes &&
+         whole <= team.slotBytes;
+}
+
+// Small AllGather through one leader per host, as leaderAllReduce: each
+// host's ranks send their block to the host's first rank; the leaders
+// swap their hosts' blocks, packed in local-index order, in one all-pairs
+// step over the network; each leader hands the whole result back.
+Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Team host = team.hostTeam();
+  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  char* out = static_cast<char*>(args.recvbuf);
+  constexpr int kLeader = 0;
+  if (host.rank != kLeader) {
+    SendConnection& up = host.sendTo(kLeader);
+    void* slot = co_await up.acquire(wait);
+    up.postFrom(slot, args.sendbuf, bytes);
+    RecvConnection& down = host.recvFrom(kLeader);
+    const void* all = co_await down.acquire(wait);
+    copyBytes(out, all, bytes * team.nranks);
+    down.release();
+    co_return;
+  }
+  const Members members(team);
+  const std::vector<int>& mine = members.ofHost[team.places[team.rank].host];
+  copyBytes(out + static_cast<size_t>(team.rank) * bytes, args.sendbuf, bytes);
+  for (int member = 1; member < host.nranks; ++member) {
+    RecvConnection& from = host.recvFrom(member);
+    const void* block = co_await from.acquire(wait);
+    copyBytes(out + static_cast<size_t>(mine[member]) * bytes, block, bytes);
+    from.release();
+  }
+
+  const Team leaders = team.localIndexTeam();
+  for (int peer = 0; peer < leaders.nranks; ++peer) {
+    if (peer == leaders.rank) continue;
+    SendConnection& to = leaders.sendTo(peer);
+    char* slot = static_cast<char*>(co_await to.acquire(wait));
+    for (size_t i = 0; i < mine.size(); ++i)
+      copyBytes(slot + i * bytes, out + static_cast<size_t>(mine[i]) * bytes, bytes);
+    to.post(mine.size() * bytes);
+  }
+  for (int peer = 0; peer < leaders.nranks; ++peer) {
+    if (peer == leaders.rank) continue;
+    const std::vector<int>& theirs = members.ofHost[leaders.places[peer].host];
+    RecvConnection& from = leaders.recvFrom(peer);
+    const char* blocks = static_cast<const char*>(co_await from.acquire(wait));
+    for (size_t i = 0; i < theirs.size(); ++i)
+      copyBytes(out + static_cast<size_t>(theirs[i]) * bytes, blocks + i * bytes, bytes);
+    from.release();
+  }
+
+  for (int member = 1; member < host.nranks; ++member) {
+    SendConnection& to = host.sendTo(member);
+    void* slot = co_await to.acquire(wait);
+    to.postFrom(slot, out, bytes * team.nranks);
   }
 }
 

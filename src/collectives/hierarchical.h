@@ -36,6 +36,11 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
 // slot and LOOM_ALLPAIRS_MAX_BYTES.
 bool fitsLeaderAllReduce(const Team& team, size_t bytes);
 Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+// Whether a small AllGather of `bytes` per rank can go through one leader
+// per host (leaderAllGather): as fitsLeaderAllReduce, with the whole result
+// within a slot and LOOM_ALLPAIRS_MAX_BYTES.
+bool fitsLeaderAllGather(const Team& team, size_t bytes);
+Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 

@@ -122,7 +122,10 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
 
 Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * loomTypeSize(args.dtype) * team.nranks;
-  if (useHierarchy(team)) {
+  if (useLeaders(team) && fitsLeaderAllGather(team, args.count * loomTypeSize(args.dtype))) {
+    noteAlgorithm(team, wait, TunedCollective::kAllGather, TunedAlgorithm::kHostLeaders, bytes);
+    return leaderAllGather(team, args, wait);
+  } else if (useHierarchy(team)) {
     noteAlgorithm(team, wait, TunedCollective::kAllGather, TunedAlgorithm::kHierarchical, bytes);
     return hierarchicalAllGather(team, args, wait);
   } else {

@@ -20,9 +20,10 @@ class RegisteredRegions;
 struct Tuning {
   enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree, kHierarchical };
   Force force = Force::kAuto;
-  size_t allPairsMaxBytes = 16 * 1024;  // per rank; above it AllReduce uses the ring
-  size_t directMinBytes = 256 * 1024;   // whole buffer (as nccl-tests' size); from it on, direct.h
-  size_t treeMaxBytes = 64 * 1024;      // Broadcast/Reduce up to this use the tree (tree.h), above it the chain
+  size_t allPairsMaxBytes =
+      16 * 1024;  // per rank; above it AllReduce uses the ring (whole result: AllGather across hosts, leaders)
+  size_t directMinBytes = 256 * 1024;  // whole buffer (as nccl-tests' size); from it on, direct.h
+  size_t treeMaxBytes = 64 * 1024;     // Broadcast/Reduce up to this use the tree (tree.h), above it the chain
 };
 
 // Where a member runs, as far as algorithms care.

@@ -53,6 +53,10 @@ std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgori
       return "ranks on several hosts, as many on each, and no single-copy reads: within hosts, then across "
              "them (LOOM_ALGO=ring keeps the flat ring)";
     case TunedAlgorithm::kHostLeaders:
+      if (collective == TunedCollective::kAllGather)
+        return "the whole result at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
+               ", on several hosts: each host's first rank gathers its host's blocks, swaps them with the other "
+               "hosts' first ranks and hands the result back (LOOM_ALGO=ring keeps the ring)";
       return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
              " per rank, on several hosts: each host's first rank reduces its host's "
              "inputs, all-reduces across hosts and hands the result back (LOOM_ALGO=allpairs keeps the flat "

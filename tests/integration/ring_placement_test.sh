@@ -73,9 +73,15 @@ for program in all_reduce all_gather reduce_scatter; do
     > "$out" 2>&1 || fail "$program on hosts a b b a failed"
   grep -Eq 'LOOM INFO TUNING (AllReduce|AllGather|ReduceScatter) of [0-9]+ bytes on 4 ranks: hierarchical' "$out" ||
     fail "$program on hosts a b b a did not run in steps within and across hosts"
+  # Small AllReduce and AllGather go through the leaders, ranks 0 and 1;
+  # host a's blocks (ranks 0 and 3) travel packed between them.
+  if [[ $program != reduce_scatter ]]; then
+    grep -Eq 'LOOM INFO TUNING (AllReduce|AllGather) of [0-9]+ bytes on 4 ranks: host leaders \(' "$out" ||
+      fail "small $program on hosts a b b a did not go through one leader per host"
+  fi
   grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "$program results were not exact on hosts a b b a"
 done
-echo "ok: fake hosts a b b a: hierarchical AllReduce, AllGather and ReduceScatter, exact results for every dtype"
+echo "ok: fake hosts a b b a: hierarchical and host-leader AllReduce and AllGather, hierarchical ReduceScatter, exact results for every dtype"
 # Hosts of unequal sizes (5 ranks on 2 hosts: 3 and 2) keep the flat ring
 # for large messages; small AllReduce goes through one leader per host.
 LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 5 || fail "run on 2 unequal fake hosts failed"
