@@ -387,8 +387,18 @@ bool TcpProgress::pumpWriter(SocketLink& link) {
 }
 
 void TcpProgress::sendFailed(SocketLink& link) {
-  breakPeer(link.peer, "the connection to " + peers_[link.peer].name.describe() +
-                           " failed while sending: " + std::strerror(errno));
+  const std::string sentence =
+      "the connection to " + peers_[link.peer].name.describe() + " failed while sending: " + std::strerror(errno);
+  // A rank that fails tells its peers why, then exits; a send that meets
+  // the closed socket (EPIPE, ECONNRESET) can come before this side has
+  // read that frame, which still waits in the receive queue. Read what is
+  // there first, so that the waits report the peer's sentence, which names
+  // the rank where the failure began (a rank killed on its host).
+  for (size_t index : peers_[link.peer].links) {
+    SocketLink& other = links_[index];
+    if (other.fd >= 0 && !other.stalled) pumpReader(other);
+  }
+  breakPeer(link.peer, sentence);
 }
 
 // Slots below the lowest one some socket of this channel has yet to send
