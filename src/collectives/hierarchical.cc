@@ -38,6 +38,22 @@ struct Members {
   std::vector<int> sameLocalIndex;       // by index in the local-index team
 };
 
+// A host's leader: the host team's index 0, its lowest rank (local index 0).
+constexpr int kHostLeader = 0;
+
+// A rank other than its host's leader, in a collective through leaders:
+// sends its `bytes` up, then copies the `resultBytes` that come back.
+Task<> throughLeader(const Team& host, const void* mine, size_t bytes, void* result, size_t resultBytes,
+                     const WaitContext& wait) {
+  SendConnection& up = host.sendTo(kHostLeader);
+  void* slot = co_await up.acquire(wait);
+  up.postFrom(slot, mine, bytes);
+  RecvConnection& down = host.recvFrom(kHostLeader);
+  const void* back = co_await down.acquire(wait);
+  copyBytes(result, back, resultBytes);
+  down.release();
+}
+
 }  // namespace
 
 int hostsOf(const Team& team) {
@@ -111,15 +127,8 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   const Team host = team.hostTeam();
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
   const size_t bytes = args.count * loomTypeSize(args.dtype);
-  constexpr int kLeader = 0;  // the host team's index 0: local index 0
-  if (host.rank != kLeader) {
-    SendConnection& up = host.sendTo(kLeader);
-    void* slot = co_await up.acquire(wait);
-    up.postFrom(slot, args.sendbuf, bytes);
-    RecvConnection& down = host.recvFrom(kLeader);
-    const void* result = co_await down.acquire(wait);
-    copyBytes(args.recvbuf, result, bytes);
-    down.release();
+  if (host.rank != kHostLeader) {
+    co_await throughLeader(host, args.sendbuf, bytes, args.recvbuf, bytes, wait);
     co_return;
   }
   copyBytes(args.recvbuf, args.sendbuf, bytes);
@@ -160,15 +169,8 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
   const Team host = team.hostTeam();
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
-  constexpr int kLeader = 0;
-  if (host.rank != kLeader) {
-    SendConnection& up = host.sendTo(kLeader);
-    void* slot = co_await up.acquire(wait);
-    up.postFrom(slot, args.sendbuf, bytes);
-    RecvConnection& down = host.recvFrom(kLeader);
-    const void* all = co_await down.acquire(wait);
-    copyBytes(out, all, bytes * team.nranks);
-    down.release();
+  if (host.rank != kHostLeader) {
+    co_await throughLeader(host, args.sendbuf, bytes, out, bytes * team.nranks, wait);
     co_return;
   }
   const Members members(team);
