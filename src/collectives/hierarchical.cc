@@ -154,11 +154,8 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
 }
 
 bool fitsLeaderAllGather(const Team& team, size_t bytes) {
-  // The leaders hand the whole result to their hosts in one message, which
-  // LOOM_ALLPAIRS_MAX_BYTES bounds as it bounds each rank's small AllReduce.
-  const size_t whole = bytes * static_cast<size_t>(team.nranks);
-  return team.hosts >= 2 && team.nranks > team.hosts && whole <= team.tuning.allPairsMaxBytes &&
-         whole <= team.slotBytes;
+  // The leaders hand the whole result to their hosts in one message.
+  return fitsLeaderAllReduce(team, bytes * static_cast<size_t>(team.nranks));
 }
 
 // Small AllGather through one leader per host, as leaderAllReduce: each
