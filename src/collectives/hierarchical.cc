@@ -23,21 +23,6 @@ std::vector<int> ranksPerHost(const Team& team) {
   return counts;
 }
 
-// Team indices of each sub-team's members, numbered as hostTeam() and
-// localIndexTeam() number theirs: by ascending team index.
-struct Members {
-  explicit Members(const Team& team) {
-    for (int index = 0; index < team.nranks; ++index) {
-      const MemberPlace& place = team.places[index];
-      if (place.host >= static_cast<int>(ofHost.size())) ofHost.resize(place.host + 1);
-      ofHost[place.host].push_back(index);
-      if (place.localIndex == team.places[team.rank].localIndex) sameLocalIndex.push_back(index);
-    }
-  }
-  std::vector<std::vector<int>> ofHost;  // by host, then local index
-  std::vector<int> sameLocalIndex;       // by index in the local-index team
-};
-
 // A host's leader: the host team's index 0, its lowest rank (local index 0).
 constexpr int kHostLeader = 0;
 
@@ -79,8 +64,8 @@ std::string describeHosts(const Team& team) {
 }
 
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const Team host = team.hostTeam();
-  const Team across = team.localIndexTeam();
+  const Team& host = team.hostTeam();
+  const Team& across = team.localIndexTeam();
   // Block i belongs to the host team's member i, the rank with local index
   // i; the members of `across` share this rank's local index, so they all
   // reduce the same block.
@@ -124,7 +109,7 @@ bool fitsLeaderAllReduce(const Team& team, size_t bytes) {
 // x 2 ranks (docs/PERF.md). Every rank gets bitwise the same result: its
 // leader's, and the leaders add the host sums in one order.
 Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const Team host = team.hostTeam();
+  const Team& host = team.hostTeam();
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   if (host.rank != kHostLeader) {
@@ -163,15 +148,14 @@ bool fitsLeaderAllGather(const Team& team, size_t bytes) {
 // swap their hosts' blocks, packed in local-index order, in one all-pairs
 // step over the network; each leader hands the whole result back.
 Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const Team host = team.hostTeam();
+  const Team& host = team.hostTeam();
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   if (host.rank != kHostLeader) {
     co_await throughLeader(host, args.sendbuf, bytes, out, bytes * team.nranks, wait);
     co_return;
   }
-  const Members members(team);
-  const std::vector<int>& mine = members.ofHost[team.places[team.rank].host];
+  const std::vector<int>& mine = team.membersByHost()[team.places[team.rank].host];
   copyBytes(out + static_cast<size_t>(team.rank) * bytes, args.sendbuf, bytes);
   for (int member = 1; member < host.nranks; ++member) {
     RecvConnection& from = host.recvFrom(member);
@@ -180,7 +164,7 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
     from.release();
   }
 
-  const Team leaders = team.localIndexTeam();
+  const Team& leaders = team.localIndexTeam();
   for (int peer = 0; peer < leaders.nranks; ++peer) {
     if (peer == leaders.rank) continue;
     SendConnection& to = leaders.sendTo(peer);
@@ -191,7 +175,7 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
   }
   for (int peer = 0; peer < leaders.nranks; ++peer) {
     if (peer == leaders.rank) continue;
-    const std::vector<int>& theirs = members.ofHost[leaders.places[peer].host];
+    const std::vector<int>& theirs = team.membersByHost()[leaders.places[peer].host];
     RecvConnection& from = leaders.recvFrom(peer);
     const char* blocks = static_cast<const char*>(co_await from.acquire(wait));
     for (size_t i = 0; i < theirs.size(); ++i)
@@ -211,17 +195,16 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
 // each host, once per host h, member i passes on the block of host h's
 // member i. A host's link carries the blocks of the other hosts once.
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const Team host = team.hostTeam();
-  const Team across = team.localIndexTeam();
+  const Team& host = team.hostTeam();
+  const Team& across = team.localIndexTeam();
   const size_t elementSize = loomTypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   copyBytes(out + static_cast<size_t>(team.rank) * args.count * elementSize, args.sendbuf, args.count * elementSize);
 
-  const Members members(team);
-  const BlockLayout acrossBlocks = BlockLayout::at(members.sameLocalIndex, args.count);
+  const BlockLayout acrossBlocks = BlockLayout::at(team.membersWithMyLocalIndex(), args.count);
   co_await ringAllGatherBlocks(across, out, acrossBlocks, args.dtype, wait);
 
-  for (const std::vector<int>& ranksOfHost : members.ofHost) {
+  for (const std::vector<int>& ranksOfHost : team.membersByHost()) {
     const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
     co_await ringAllGatherBlocks(host, out, hostBlocks, args.dtype, wait);
   }
@@ -234,27 +217,26 @@ Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const
 // local index reduce-scatter those. A host's link carries its partial sums
 // of the other hosts' blocks once.
 Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const Team host = team.hostTeam();
-  const Team across = team.localIndexTeam();
+  const Team& host = team.hostTeam();
+  const Team& across = team.localIndexTeam();
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
   const size_t elementSize = loomTypeSize(args.dtype);
   const size_t blockBytes = args.count * elementSize;
-  const Members members(team);
+  const std::vector<int>& sameLocalIndex = team.membersWithMyLocalIndex();
   std::vector<char>& partials = team.reduceScratch;
-  partials.resize(members.sameLocalIndex.size() * blockBytes);
+  partials.resize(sameLocalIndex.size() * blockBytes);
 
-  for (const std::vector<int>& ranksOfHost : members.ofHost) {
+  for (const std::vector<int>& ranksOfHost : team.membersByHost()) {
     // This rank's block of host h is the block of host h's rank with this
     // rank's local index: its place among the local-index team's members.
     const int target = ranksOfHost[host.rank];
     const size_t slot =
-        static_cast<size_t>(std::find(members.sameLocalIndex.begin(), members.sameLocalIndex.end(), target) -
-                            members.sameLocalIndex.begin());
+        static_cast<size_t>(std::find(sameLocalIndex.begin(), sameLocalIndex.end(), target) - sameLocalIndex.begin());
     const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
     co_await ringReduceScatterBlocks(host, args.sendbuf, hostBlocks, partials.data() + slot * blockBytes, args.dtype,
                                      op, wait);
   }
-  const BlockLayout acrossBlocks = BlockLayout::even(members.sameLocalIndex.size() * args.count, across.nranks);
+  const BlockLayout acrossBlocks = BlockLayout::even(sameLocalIndex.size() * args.count, across.nranks);
   co_await ringReduceScatterBlocks(across, partials.data(), acrossBlocks, args.recvbuf, args.dtype, op, wait);
   if (args.op == loomAvg) divideArray(args.recvbuf, args.count, args.dtype, team.nranks);
 }

@@ -1,6 +1,8 @@
 #include "collectives/team.h"
 
 #include <algorithm>
+#include <memory>
+#include <utility>
 
 #include "base/error.h"
 
@@ -35,31 +37,45 @@ Team Team::subTeam(const std::vector<int>& indices) const {
   return sub;
 }
 
-Team Team::hostTeam() const {
-  return hostTeam_ ? *hostTeam_ : formHostTeam();
+struct Team::SubTeams {
+  std::vector<std::vector<int>> membersByHost;
+  std::vector<int> membersWithMyLocalIndex;
+  Team host;
+  Team localIndex;
+};
+
+const Team::SubTeams& Team::subTeams() const {
+  if (!subTeams_) keepSubTeams();
+  return *subTeams_;
 }
 
-Team Team::localIndexTeam() const {
-  return localIndexTeam_ ? *localIndexTeam_ : formLocalIndexTeam();
+void Team::keepSubTeams() const {
+  auto kept = std::make_shared<SubTeams>();
+  for (int index = 0; index < nranks; ++index) {
+    const MemberPlace& place = places[index];
+    if (place.host >= static_cast<int>(kept->membersByHost.size())) kept->membersByHost.resize(place.host + 1);
+    kept->membersByHost[place.host].push_back(index);
+    if (place.localIndex == places[rank].localIndex) kept->membersWithMyLocalIndex.push_back(index);
+  }
+  kept->host = subTeam(kept->membersByHost[places[rank].host]);
+  kept->localIndex = subTeam(kept->membersWithMyLocalIndex);
+  subTeams_ = std::move(kept);
 }
 
-void Team::keepSubTeams() {
-  hostTeam_ = std::make_shared<const Team>(formHostTeam());
-  localIndexTeam_ = std::make_shared<const Team>(formLocalIndexTeam());
+const Team& Team::hostTeam() const {
+  return subTeams().host;
 }
 
-Team Team::formHostTeam() const {
-  std::vector<int> indices;
-  for (int i = 0; i < nranks; ++i)
-    if (places[i].host == places[rank].host) indices.push_back(i);
-  return subTeam(indices);
+const Team& Team::localIndexTeam() const {
+  return subTeams().localIndex;
 }
 
-Team Team::formLocalIndexTeam() const {
-  std::vector<int> indices;
-  for (int i = 0; i < nranks; ++i)
-    if (places[i].localIndex == places[rank].localIndex) indices.push_back(i);
-  return subTeam(indices);
+const std::vector<std::vector<int>>& Team::membersByHost() const {
+  return subTeams().membersByHost;
+}
+
+const std::vector<int>& Team::membersWithMyLocalIndex() const {
+  return subTeams().membersWithMyLocalIndex;
 }
 
 }  // namespace loom

@@ -85,19 +85,29 @@ struct Team {
   // that order; the ring follows this team's ring order. Shares the
   // connections, tuning and registered buffers.
   Team subTeam(const std::vector<int>& indices) const;
-  // This rank's host's members.
-  Team hostTeam() const;
-  // The members with this rank's local index, one per host.
-  Team localIndexTeam() const;
-  // Forms those two once (at init), so that hostTeam() and localIndexTeam()
-  // need not look at every pair of members on every call.
-  void keepSubTeams();
+  // This rank's host's members, by ascending team index.
+  const Team& hostTeam() const;
+  // The members with this rank's local index, one per host, by ascending
+  // team index.
+  const Team& localIndexTeam() const;
+  // Team indices of every host's members: by host (MemberPlace order), then
+  // by local index. hostTeam() numbers this rank's host's list so.
+  const std::vector<std::vector<int>>& membersByHost() const;
+  // Team indices of localIndexTeam()'s members, in its order.
+  const std::vector<int>& membersWithMyLocalIndex() const;
+  // Forms the sub-teams and member lists above now (the communicator does,
+  // at init, after its members' places are final), so that no collective
+  // looks at every pair of members or allocates them on its call. Unkept,
+  // they are formed on first use; either way a team's rank and places must
+  // not change after.
+  void keepSubTeams() const;
 
  private:
-  std::shared_ptr<const Team> hostTeam_;
-  std::shared_ptr<const Team> localIndexTeam_;
-  Team formHostTeam() const;
-  Team formLocalIndexTeam() const;
+  struct SubTeams;
+  // Shared by copies of this team; one communicator runs one collective
+  // at a time, so the first use forms it unraced.
+  mutable std::shared_ptr<const SubTeams> subTeams_;
+  const SubTeams& subTeams() const;
 };
 
 }  // namespace loom

@@ -186,7 +186,9 @@ void Communicator::checkHierarchy() {
   // Small AllReduce goes through one leader per host on any layout of
   // several hosts (hierarchical.h), even or not.
   team_.hosts = hostsOf(team_);
-  if (team_.hosts >= 2 && team_.nranks > team_.hosts) team_.keepSubTeams();
+  // The members' places are final: form the sub-teams here, not on a
+  // collective's first call.
+  team_.keepSubTeams();
 }
 
 void Communicator::placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {

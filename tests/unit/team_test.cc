@@ -118,6 +118,21 @@ TEST(TeamTest, LeadersOfUnevenHostsAreEachHostsFirstRankInHostOrder) {
   EXPECT_EQ(host.rank, 0);
 }
 
+// Hierarchical schedules place blocks by these lists: every host's members
+// in host order, and the team indices of the local-index team's members.
+// Copies of a team share them, formed once.
+TEST(TeamTest, MemberListsFollowHostsAndLocalIndex) {
+  Team world = teamOnHosts({1, 2, 3});
+  world.rank = 4;  // host 2's second rank
+  EXPECT_EQ(world.membersByHost(), (std::vector<std::vector<int>>{{0}, {1, 2}, {3, 4, 5}}));
+  EXPECT_EQ(world.membersWithMyLocalIndex(), (std::vector<int>{2, 4}));
+  EXPECT_EQ(world.localIndexTeam().members, (std::vector<int>{2, 4}));
+  EXPECT_EQ(world.localIndexTeam().rank, 1);
+  const Team copy = world;
+  EXPECT_EQ(&copy.hostTeam(), &world.hostTeam());
+  EXPECT_EQ(copy.hostTeam().members, (std::vector<int>{3, 4, 5}));
+}
+
 TEST(TeamTest, HostsAreDescribedByTheirRankCounts) {
   EXPECT_EQ(describeHosts(teamOnHosts({1, 2, 3})), "3 hosts with 1, 2 and 3 ranks");
   EXPECT_EQ(describeHosts(teamOnHosts({2, 2})), "2 hosts with 2 and 2 ranks");
