@@ -26,6 +26,12 @@ constexpr int64_t kLingerMs = 2000;
 // Control frames waiting per peer, at most.
 constexpr size_t kMaxQueuedControl = 64;
 
+bool isHeartbeat(const std::string& frame) {
+  FrameHeader header;
+  std::memcpy(&header, frame.data(), sizeof(header));
+  return header.kind == FrameKind::kHeartbeat;
+}
+
 int64_t nowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -51,14 +57,21 @@ void TcpProgress::start() {
 }
 
 void TcpProgress::sendControlToAll(const std::string& frame) {
+  const bool heartbeat = isHeartbeat(frame);
   {
     std::lock_guard<std::mutex> lock(controlMutex_);
     for (PeerLinks& peer : peers_) {
       if (peer.controlEnded) continue;  // nobody would send them any more
       // A peer that reads nothing (stopped) must not make this queue grow
-      // for ever: the oldest frames, heartbeats, go first.
-      if (peer.control.size() >= kMaxQueuedControl) peer.control.pop_front();
-      peer.control.push_back(frame);
+      // for ever, nor lose the failure sentence that says why: a newer
+      // heartbeat replaces a queued one (it says all the older one did),
+      // and past the cap a new frame is dropped, not the oldest.
+      auto queued =
+          heartbeat ? std::find_if(peer.control.begin(), peer.control.end(), isHeartbeat) : peer.control.end();
+      if (queued != peer.control.end())
+        *queued = frame;
+      else if (peer.control.size() < kMaxQueuedControl)
+        peer.control.push_back(frame);
     }
     controlQueued_.store(true, std::memory_order_release);
   }
@@ -106,12 +119,20 @@ bool TcpProgress::roomFor(const SocketLink& link) const {
   return link.inHeader.number - link.recv->released.load(std::memory_order_acquire) < slots;
 }
 
+// Asked only while some peer has control frames queued: one whose
+// control socket is full must not make the others' idle sockets count as
+// work (the thread would poll without sleeping until it drains).
+bool TcpProgress::controlWaitingFor(int peer) {
+  std::lock_guard<std::mutex> lock(controlMutex_);
+  return !peers_[peer].control.empty();
+}
+
 bool TcpProgress::workWaiting() {
   const bool control = controlQueued_.load(std::memory_order_acquire);
   for (SocketLink& link : links_) {
     if (link.fd < 0) continue;
     // Control frames wait only for a control socket that can take them.
-    if (control && link.carriesControl && !link.wantsOut) return true;
+    if (control && link.carriesControl && !link.wantsOut && controlWaitingFor(link.peer)) return true;
     if (stopping_.load(std::memory_order_relaxed) && link.stalled) return true;
     if (link.stalled && roomFor(link)) return true;
     if (!link.wantsOut && (link.writing || link.nextSend < link.send->posted.load(std::memory_order_acquire)))

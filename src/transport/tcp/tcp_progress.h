@@ -131,6 +131,7 @@ class TcpProgress {
   void finishFrame(SocketLink& link);
   void updateSent(const SocketLink& link);
   bool roomFor(const SocketLink& link) const;
+  bool controlWaitingFor(int peer);
   bool workWaiting();
   bool everythingSent();
   void endLink(SocketLink& link);
