@@ -1,5 +1,6 @@
 #include "bootstrap/socket.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -63,27 +65,65 @@ Socket listenTcp(const Endpoint& on, uint16_t* boundPort, int bufferBytes) {
   return sock;
 }
 
+namespace {
+
+// One attempt, waited for no later than the deadline: a blocking connect
+// to an address whose packets are dropped (a firewall, a host that is
+// gone) would wait for the kernel's SYN retries, two minutes, whatever
+// the caller's timeout. Returns 0 or why it failed (ETIMEDOUT: no answer).
+int connectOnce(int fd, const sockaddr_storage& addr, socklen_t len, const Deadline& deadline) {
+  const int flags = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0) {
+    if (errno != EINPROGRESS) return errno;
+    for (;;) {
+      pollfd p{fd, POLLOUT, 0};
+      const int rc = poll(&p, 1, static_cast<int>(deadline.remainingMs(100)));
+      if (rc > 0) break;
+      if (rc < 0 && errno != EINTR) return errno;
+      if (deadline.expired()) return ETIMEDOUT;
+    }
+    int error = 0;
+    socklen_t errorLen = sizeof(error);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &errorLen) != 0) return errno;
+    if (error != 0) return error;
+  }
+  fcntl(fd, F_SETFL, flags);  // callers wait with poll and MSG_DONTWAIT, as before
+  return 0;
+}
+
+}  // namespace
+
 Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what, int bufferBytes) {
   sockaddr_storage addr{};
   const socklen_t len = toSockaddr(to.address, to.port, &addr);
+  const auto start = std::chrono::steady_clock::now();
   int lastError = 0;
   do {
     Socket sock(::socket(to.address.family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!sock.valid()) failSystem(std::string("socket (to connect to ") + what + " at " + to.toString() + ")", errno);
     setBufferBytes(sock.fd(), bufferBytes);
-    if (::connect(sock.fd(), reinterpret_cast<sockaddr*>(&addr), len) == 0) {
+    lastError = connectOnce(sock.fd(), addr, len, deadline);
+    if (lastError == 0) {
       int one = 1;
       setsockopt(sock.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       return sock;
     }
-    lastError = errno;
+    // Refused: the listener may not be up yet. Unreachable: a link may be
+    // coming up. Both are retried until the deadline; the rest are final.
     if (lastError != ECONNREFUSED && lastError != ETIMEDOUT && lastError != EINTR && lastError != ENETUNREACH &&
         lastError != EHOSTUNREACH && lastError != ECONNRESET)
       break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!deadline.expired()) std::this_thread::sleep_for(std::chrono::milliseconds(deadline.remainingMs(20)));
   } while (!deadline.expired());
-  fail(lastError == ECONNREFUSED ? loomTimeout : loomSystemError,
-       std::string("cannot connect to ") + what + " at " + to.toString() + ": " + std::strerror(lastError));
+  const std::string where = std::string("cannot connect to ") + what + " at " + to.toString();
+  if (lastError == ETIMEDOUT) {
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    fail(loomTimeout, where + ": no answer in " + std::to_string(waited) +
+                          " ms (is the address right, and does a firewall drop the packets?)");
+  }
+  fail(lastError == ECONNREFUSED ? loomTimeout : loomSystemError, where + ": " + std::strerror(lastError));
 }
 
 bool waitReadable(int fd, const Deadline& deadline) {

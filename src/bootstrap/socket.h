@@ -48,7 +48,9 @@ struct Endpoint {
 // SO_RCVBUF of every connection it accepts: set before listen and connect,
 // where TCP settles the window scale that the receive buffer needs.
 Socket listenTcp(const Endpoint& on, uint16_t* boundPort, int bufferBytes = 0);
-// Retries refused connections until the deadline (the listener may not be up yet).
+// Retries refused connections until the deadline (the listener may not be
+// up yet), and waits for none past it, even when nothing answers at all:
+// loomTimeout then says "no answer in N ms".
 Socket connectTcp(const Endpoint& to, const Deadline& deadline, const char* what, int bufferBytes = 0);
 // Waits until fd is readable (true) or the deadline passes (false).
 bool waitReadable(int fd, const Deadline& deadline);

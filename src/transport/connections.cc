@@ -10,10 +10,12 @@ namespace loom {
 Connections::Connections(int rank, const std::vector<RankIdentity>& identities, const TransportFilter& filter,
                          const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous)
     : rank_(rank), identities_(identities), filter_(filter), byPeer_(identities.size(), nullptr) {
+  // Agreement first: ranks that disagree would otherwise choose different
+  // transports for one pair and fail apart, each with its own story.
+  checkSettingsAgree(settings, rendezvous);
   kindOf_ = chooseTransports(identities, rank, filter);
   const std::vector<TransportKind>& kinds = transportKinds();
   for (const TransportKind& kind : kinds) slotShapeOfKind_.push_back(kind.slotShape(settings));
-  checkSlotsAgree(settings, rendezvous);
   for (size_t k = 0; k < kinds.size(); ++k) {
     std::vector<int> peers;
     for (size_t peer = 0; peer < identities.size(); ++peer)
@@ -41,8 +43,13 @@ Connections::~Connections() {
 // every rank computes from its own settings: ranks of different hosts that
 // never share a FIFO must still agree on every kind's slots, or one would
 // send chunks of one size and the other read chunks of another.
-void Connections::checkSlotsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous) {
-  const std::string mine = "LOOM_SHM_SLOTS=" + std::to_string(settings.shmSlots) +
+// LOOM_TRANSPORTS too: a rank that forces TCP where its peer would use
+// shared memory would wait on a connection the peer never makes.
+void Connections::checkSettingsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous) {
+  std::string allowed;  // the kinds it leaves, however it was spelt ("^shm", "tcp")
+  for (const TransportKind& kind : transportKinds())
+    if (filter_.allows(kind.name)) allowed += (allowed.empty() ? "" : ",") + std::string(kind.name);
+  const std::string mine = "LOOM_TRANSPORTS=" + allowed + " LOOM_SHM_SLOTS=" + std::to_string(settings.shmSlots) +
                            " LOOM_SHM_SLOT_BYTES=" + std::to_string(settings.shmSlotBytes) +
                            " LOOM_SOCKET_SLOTS=" + std::to_string(settings.socketSlots) +
                            " LOOM_SOCKET_SLOT_BYTES=" + std::to_string(settings.socketSlotBytes);

@@ -83,7 +83,7 @@ class Connections {
   std::string peerMemoryUnavailable() const;
 
  private:
-  void checkSlotsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous);
+  void checkSettingsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous);
 
   int rank_;
   std::vector<RankIdentity> identities_;  // by rank: pairs this rank is not in, for slotBytesAmong

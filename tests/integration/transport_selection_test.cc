@@ -165,27 +165,42 @@ TEST(TeamSlotsTest, TeamsCutBySmallestSlotAmongTheirPairs) {
   }
 }
 
-// Ranks that never share a FIFO must still agree on every kind's slots, or
-// they would cut messages differently: init refuses, naming both settings.
-TEST(TeamSlotsTest, RanksWithDifferentSlotSettingsFailInitNamingThem) {
+// Rank `odd` of three sets `variable` to `value` (every rank on a host of
+// its own when `ownHosts`): init must fail on every rank with a sentence
+// that names each of `mentions` and says to set them alike.
+void expectEveryRankRefuses(int odd, const char* variable, const char* value, bool ownHosts,
+                            const std::vector<std::string>& mentions) {
   HarnessOptions options;
   options.createComm = false;
   runRanks(
       RankMode::kProcesses, 3,
-      [](const RankContext& ctx) {
-        setenv("LOOM_HOST_ID", ("slots-" + std::to_string(ctx.rank)).c_str(), 1);
-        if (ctx.rank == 2) setenv("LOOM_SOCKET_SLOT_BYTES", "65536", 1);
+      [&](const RankContext& ctx) {
+        if (ownHosts) setenv("LOOM_HOST_ID", ("settings-" + std::to_string(ctx.rank)).c_str(), 1);
+        if (ctx.rank == odd) setenv(variable, value, 1);
         loomComm_t comm = nullptr;
         loomConfig_t config = LOOM_CONFIG_INITIALIZER;
         config.timeoutMs = 20000;
         EXPECT_EQ(loomCommInitRank(&comm, ctx.nranks, *ctx.id, ctx.rank, &config), loomInvalidUsage);
         EXPECT_EQ(comm, nullptr);
         const std::string sentence = loomGetLastError();
-        EXPECT_NE(sentence.find("LOOM_SOCKET_SLOT_BYTES=65536"), std::string::npos) << sentence;
-        EXPECT_NE(sentence.find("LOOM_SOCKET_SLOT_BYTES=262144"), std::string::npos) << sentence;
+        for (const std::string& mention : mentions) EXPECT_NE(sentence.find(mention), std::string::npos) << sentence;
         EXPECT_NE(sentence.find("set these alike on every rank"), std::string::npos) << sentence;
       },
       options);
+}
+
+// Ranks that never share a FIFO must still agree on every kind's slots, or
+// they would cut messages differently: init refuses, naming both settings.
+TEST(TeamSlotsTest, RanksWithDifferentSlotSettingsFailInitNamingThem) {
+  expectEveryRankRefuses(2, "LOOM_SOCKET_SLOT_BYTES", "65536", true,
+                         {"LOOM_SOCKET_SLOT_BYTES=65536", "LOOM_SOCKET_SLOT_BYTES=262144"});
+}
+
+// A rank that forces TCP while the others would use shared memory with it
+// would wait for connections nobody makes: init refuses on every rank,
+// naming what each allows, however it was spelt ("^shm" is "tcp").
+TEST(TeamSlotsTest, RanksWithDifferentTransportsFailInitNamingThem) {
+  expectEveryRankRefuses(1, "LOOM_TRANSPORTS", "^shm", false, {"LOOM_TRANSPORTS=tcp ", "LOOM_TRANSPORTS=shm,tcp "});
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, TransportSelectionTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),

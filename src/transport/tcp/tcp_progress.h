@@ -3,6 +3,7 @@
 // reads, over non-blocking sockets it polls together with a wake-up
 // (base/wakeup.h). It rings the engine's doorbell when a connection the
 // engine sleeps on moves, and when a peer fails or its connection ends.
+// Sending is tcp_progress_send.cc, receiving tcp_progress_receive.cc.
 // One such thread per communicator that has TCP peers, as NCCL's proxy
 // thread and Gloo's device loop; the engine never blocks on a socket.
 //
@@ -24,6 +25,7 @@
 
 #include "base/doorbell.h"
 #include "base/wakeup.h"
+#include "bootstrap/socket.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_rings.h"
 #include "transport/tcp/tcp_wire.h"
@@ -78,7 +80,9 @@ struct PeerLinks {
 
 class TcpProgress {
  public:
-  TcpProgress(std::vector<SocketLink> links, std::vector<PeerLinks> peers, Wakeup& wakeup);
+  // sockets[i] is links[i]'s connection, which this then owns.
+  TcpProgress(std::vector<SocketLink> links, std::vector<bootstrap::Socket> sockets, std::vector<PeerLinks> peers,
+              Wakeup& wakeup, int rank);
   ~TcpProgress();
   TcpProgress(const TcpProgress&) = delete;
   TcpProgress& operator=(const TcpProgress&) = delete;
@@ -117,6 +121,8 @@ class TcpProgress {
   void releaseClaims();
 
  private:
+  static int64_t nowMs();
+  static bool transient(int error);  // "nothing yet": try again later
   void run();
   bool pumpWriter(SocketLink& link);
   bool startNextFrame(SocketLink& link);
@@ -129,6 +135,7 @@ class TcpProgress {
   enum class Received { kBytes, kNothingYet, kClosed, kFailed };
   Received receive(SocketLink& link, char* into, size_t bytes, size_t* got);
   void finishFrame(SocketLink& link);
+  std::string cutShort(size_t peer) const;
   void updateSent(const SocketLink& link);
   bool roomFor(const SocketLink& link) const;
   bool controlWaitingFor(int peer);
@@ -152,6 +159,8 @@ class TcpProgress {
   std::atomic<bool> controlQueued_{false};
   std::atomic<bool> stopping_{false};
   int64_t quietMs_ = 0;
+  const int rank_;            // for the log
+  bool pollFailing_ = false;  // said once, not at every retry
   std::thread thread_;
 };
 

@@ -1,37 +1,21 @@
 #include "transport/tcp/tcp_setup.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "base/error.h"
 #include "base/logging.h"
-#include "base/rank_list.h"
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/unique_id.h"
+#include "transport/tcp/tcp_accept.h"
 #include "transport/tcp/tcp_buffers.h"
+#include "transport/tcp/tcp_hello.h"
 #include "transport/transport.h"
 
 namespace loom::tcp {
 namespace {
-
-constexpr char kHelloMagic[8] = {'L', 'O', 'O', 'M', '-', 'T', 'C', 'P'};
-// A connection must prove itself this fast once accepted.
-constexpr int64_t kHelloMs = 5000;
-
-struct Hello {
-  char magic[8];
-  bootstrap::Secret token;
-  int32_t rank;
-  int32_t socket;  // channel * n + i
-};
 
 struct Entry {
   bootstrap::Endpoint endpoint;
@@ -73,11 +57,6 @@ Entry parseEntry(const std::string& text, int rank) {
   return entry;
 }
 
-void setNoDelay(int fd) {
-  const int on = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-}
-
 }  // namespace
 
 std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceName) {
@@ -111,71 +90,31 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
   const Deadline deadline = Deadline::afterMs(setup.settings.timeoutMs);
   // Up: connect. The peer's kernel completes the handshake before it calls
   // accept, so connecting first and accepting after cannot deadlock.
-  int expectedIncoming = 0;
   for (int peer : setup.peers) {
     const Entry entry = parseEntry(entries[peer], peer);
     if (entry.sockets != n)
       fail(loomInvalidUsage, "rank " + std::to_string(peer) + " uses " + std::to_string(entry.sockets) +
                                  " TCP sockets per peer and rank " + std::to_string(setup.rank) + " uses " +
                                  std::to_string(n) + ": set LOOM_SOCKET_NSOCKS alike on every rank");
-    if (peer < setup.rank) {
-      expectedIncoming += perPeer;
-      continue;
-    }
-    // connectTcp names the address itself: "cannot connect to <listener> at <address>".
+    if (peer < setup.rank) continue;
+    // connectTcp sets TCP_NODELAY, and names the address itself: "cannot connect to <listener> at <address>".
     const std::string listener = "rank " + std::to_string(peer) + "'s TCP listener";
     const std::string what = listener + " at " + entry.endpoint.toString();
     for (int s = 0; s < perPeer; ++s) {
       bootstrap::Socket socket =
           bootstrap::connectTcp(entry.endpoint, deadline, listener.c_str(), setup.settings.socketBufferBytes);
-      Hello hello{};
-      std::memcpy(hello.magic, kHelloMagic, sizeof(kHelloMagic));
-      hello.token = entry.token;
-      hello.rank = setup.rank;
-      hello.socket = s;
+      const Hello hello = makeHello(entry.token, setup.rank, s);
       bootstrap::sendAll(socket.fd(), &hello, sizeof(hello), deadline, what);
-      setNoDelay(socket.fd());
       sockets[indexOf[peer]][s] = std::move(socket);
     }
   }
   // Down: accept, and keep only connections that prove the token.
-  int accepted = 0;
-  while (accepted < expectedIncoming) {
-    if (!bootstrap::waitReadable(listener.fd(), deadline)) {
-      std::vector<int> missing;
-      for (int peer : setup.peers)
-        if (peer < setup.rank)
-          for (const bootstrap::Socket& s : sockets[indexOf[peer]])
-            if (!s.valid()) {
-              missing.push_back(peer);
-              break;
-            }
-      fail(loomTimeout, "rank " + std::to_string(setup.rank) + " waited " + std::to_string(setup.settings.timeoutMs) +
-                            " ms for the TCP connections of " + describeRanks(missing) + " (" +
-                            std::to_string(accepted) + " of " + std::to_string(expectedIncoming) + " arrived)");
-    }
-    bootstrap::Socket socket(accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!socket.valid()) continue;
-    Hello hello{};
-    try {
-      const Deadline helloDeadline = Deadline::afterMs(kHelloMs);
-      bootstrap::recvAll(socket.fd(), &hello, sizeof(hello),
-                         deadline.isBefore(helloDeadline) ? deadline : helloDeadline,
-                         "a connection to the TCP listener");
-    } catch (const Error& e) {
-      LOOM_WARN("TCP", setup.rank, "dropped a connection to the TCP listener: " << e.what());
-      continue;
-    }
-    const auto at = indexOf.find(hello.rank);
-    if (std::memcmp(hello.magic, kHelloMagic, sizeof(kHelloMagic)) != 0 || hello.token != token ||
-        at == indexOf.end() || hello.rank >= setup.rank || hello.socket < 0 || hello.socket >= perPeer ||
-        sockets[at->second][hello.socket].valid()) {
-      LOOM_WARN("TCP", setup.rank, "dropped a connection to the TCP listener that is not one this rank expects");
-      continue;
-    }
-    setNoDelay(socket.fd());
-    sockets[at->second][hello.socket] = std::move(socket);
-    ++accepted;
+  ExpectedConnections below{setup.rank, setup.settings.timeoutMs, token, {}, perPeer};
+  for (int peer : setup.peers)
+    if (peer < setup.rank) below.peers.push_back(peer);
+  if (!below.peers.empty()) {
+    std::vector<std::vector<bootstrap::Socket>> accepted = acceptPeers(listener.fd(), below, deadline);
+    for (size_t i = 0; i < below.peers.size(); ++i) sockets[indexOf[below.peers[i]]] = std::move(accepted[i]);
   }
   if (!setup.peers.empty()) reportSocketBuffers(setup.rank, sockets[0][0].fd(), setup.settings.socketBufferBytes);
   return sockets;

@@ -12,8 +12,9 @@ namespace {
 // A heartbeat goes out at most this often, however often the engine
 // publishes its progress.
 constexpr int64_t kBeatEveryMs = 50;
-// After a failure or an abort, destroy sends no more than the failure
-// sentence, for at most this long.
+// After a failure or an abort, what is still posted belongs to operations
+// that failed: destroy stops sending once nothing has moved for this long
+// (the failure sentence, a control frame, goes out ahead of data).
 constexpr int64_t kFailedFlushMs = 200;
 
 std::string controlFrame(FrameKind kind, const void* payload, size_t bytes) {
@@ -45,8 +46,8 @@ TcpTransport::TcpTransport(const TransportSetup& setup)
   std::vector<std::vector<bootstrap::Socket>> sockets = connectPeers(setup, &interface_);
   if (setup.peers.empty()) return;
   const RingGeometry geometry{setup.settings.socketSlotBytes, setup.settings.socketSlots};
-  std::vector<SocketLink> links;
-  std::vector<PeerLinks> peerLinks;
+  // Until TcpProgress holds the descriptors, `sockets` owns them, so an
+  // allocation that throws on the way closes them all.
   peers_.resize(setup.peers.size());
   for (size_t p = 0; p < setup.peers.size(); ++p) {
     const int rank = setup.peers[p];
@@ -54,13 +55,21 @@ TcpTransport::TcpTransport(const TransportSetup& setup)
     Peer& peer = peers_[p];
     peer.name = PeerName{rank, setup.identities[rank].hostName()};
     peer.state = std::make_unique<PeerState>();
-    PeerLinks links_of{peer.name, peer.state.get(), {}, {}};
     for (int c = 0; c < kChannels; ++c) {
       peer.sendRings[c] = std::make_unique<SendRing>(geometry);
       peer.recvRings[c] = std::make_unique<RecvRing>(geometry);
+    }
+  }
+  std::vector<SocketLink> links;
+  links.reserve(peers_.size() * kChannels * static_cast<size_t>(socketsPerPeer_));
+  std::vector<PeerLinks> peerLinks;
+  peerLinks.reserve(peers_.size());
+  for (size_t p = 0; p < peers_.size(); ++p) {
+    Peer& peer = peers_[p];
+    PeerLinks links_of{peer.name, peer.state.get(), {}, {}};
+    for (int c = 0; c < kChannels; ++c) {
       for (int i = 0; i < socketsPerPeer_; ++i) {
         SocketLink link;
-        link.fd = sockets[p][c * socketsPerPeer_ + i].release();
         link.index = i;
         link.count = socketsPerPeer_;
         link.peer = p;
@@ -75,7 +84,12 @@ TcpTransport::TcpTransport(const TransportSetup& setup)
     }
     peerLinks.push_back(std::move(links_of));
   }
-  progress_ = std::make_unique<TcpProgress>(std::move(links), std::move(peerLinks), wakeup_);
+  std::vector<bootstrap::Socket> linkSockets;  // in the order of `links`
+  linkSockets.reserve(links.size());
+  for (std::vector<bootstrap::Socket>& ofPeer : sockets)
+    for (bootstrap::Socket& socket : ofPeer) linkSockets.push_back(std::move(socket));
+  progress_ =
+      std::make_unique<TcpProgress>(std::move(links), std::move(linkSockets), std::move(peerLinks), wakeup_, rank_);
   // Channel c of peer p owns links p * kChannels * n + c * n ... + n - 1.
   size_t first = 0;
   for (Peer& peer : peers_) {
