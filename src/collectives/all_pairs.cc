@@ -38,7 +38,7 @@ Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const Wai
     RecvConnection* from = nullptr;
     if (r != team.rank) {
       from = &team.recvFrom(r);
-      input = co_await from->acquire(wait);
+      input = co_await from->acquire(wait, bytes);
     }
     if (r == 0)
       copyBytes(out, input, bytes);
@@ -61,7 +61,7 @@ Task<> allPairsBarrier(const Team& team, const WaitContext& wait) {
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
     RecvConnection& from = team.recvFrom(peer);
-    co_await from.acquire(wait);
+    co_await from.acquire(wait, 0);
     from.release();
   }
 }
@@ -78,7 +78,7 @@ Task<> allPairsExchange(const Team& team, const void* mine, size_t bytes, void* 
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
     RecvConnection& from = team.recvFrom(peer);
-    std::memcpy(into + peer * bytes, co_await from.acquire(wait), bytes);
+    std::memcpy(into + peer * bytes, co_await from.acquire(wait, bytes), bytes);
     from.release();
   }
 }

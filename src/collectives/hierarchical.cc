@@ -34,7 +34,7 @@ Task<> throughLeader(const Team& host, const void* mine, size_t bytes, void* res
   void* slot = co_await up.acquire(wait);
   up.postFrom(slot, mine, bytes);
   RecvConnection& down = host.recvFrom(kHostLeader);
-  const void* back = co_await down.acquire(wait);
+  const void* back = co_await down.acquire(wait, resultBytes);
   copyBytes(result, back, resultBytes);
   down.release();
 }
@@ -119,7 +119,7 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   copyBytes(args.recvbuf, args.sendbuf, bytes);
   for (int member = 1; member < host.nranks; ++member) {
     RecvConnection& from = host.recvFrom(member);
-    const void* input = co_await from.acquire(wait);
+    const void* input = co_await from.acquire(wait, bytes);
     reduceArrays(args.recvbuf, args.recvbuf, input, args.count, args.dtype, op);
     from.release();
   }
@@ -159,7 +159,7 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
   copyBytes(out + static_cast<size_t>(team.rank) * bytes, args.sendbuf, bytes);
   for (int member = 1; member < host.nranks; ++member) {
     RecvConnection& from = host.recvFrom(member);
-    const void* block = co_await from.acquire(wait);
+    const void* block = co_await from.acquire(wait, bytes);
     copyBytes(out + static_cast<size_t>(mine[member]) * bytes, block, bytes);
     from.release();
   }
@@ -177,7 +177,7 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
     if (peer == leaders.rank) continue;
     const std::vector<int>& theirs = team.membersByHost()[leaders.places[peer].host];
     RecvConnection& from = leaders.recvFrom(peer);
-    const char* blocks = static_cast<const char*>(co_await from.acquire(wait));
+    const char* blocks = static_cast<const char*>(co_await from.acquire(wait, theirs.size() * bytes));
     for (size_t i = 0; i < theirs.size(); ++i)
       copyBytes(out + static_cast<size_t>(theirs[i]) * bytes, blocks + i * bytes, bytes);
     from.release();

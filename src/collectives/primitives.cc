@@ -24,13 +24,13 @@ Task<> Primitives::send(SendConnection& to, const void* src, size_t count) {
 }
 
 Task<> Primitives::recv(RecvConnection& from, void* dst, size_t count) {
-  const void* slot = co_await from.acquire(wait_);
+  const void* slot = co_await from.acquire(wait_, count * elementSize_);
   copyBytes(dst, slot, count * elementSize_);
   from.release();
 }
 
 Task<> Primitives::recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count) {
-  const void* in = co_await from.acquire(wait_);
+  const void* in = co_await from.acquire(wait_, count * elementSize_);
   void* out = co_await to.acquire(wait_);
   reduceArrays(out, in, local, count, dtype_, op_);
   to.post(count * elementSize_);
@@ -38,14 +38,14 @@ Task<> Primitives::recvReduceSend(RecvConnection& from, SendConnection& to, cons
 }
 
 Task<> Primitives::recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count) {
-  const void* in = co_await from.acquire(wait_);
+  const void* in = co_await from.acquire(wait_, count * elementSize_);
   reduceArrays(dst, in, local, count, dtype_, op_);
   from.release();
   finishAverage(dst, count);
 }
 
 Task<> Primitives::recvReduce(RecvConnection& from, const void* local, void* dst, size_t count) {
-  const void* in = co_await from.acquire(wait_);
+  const void* in = co_await from.acquire(wait_, count * elementSize_);
   reduceArrays(dst, in, local, count, dtype_, op_);
   from.release();
 }
@@ -55,7 +55,7 @@ Task<> Primitives::recvReduce(RecvConnection& from, const void* local, void* dst
 // cache, so memory sees one pass: read two inputs, write two outputs.
 Task<> Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, const void* local, void* dst,
                                       size_t count) {
-  const char* in = static_cast<const char*>(co_await from.acquire(wait_));
+  const char* in = static_cast<const char*>(co_await from.acquire(wait_, count * elementSize_));
   char* out = static_cast<char*>(co_await to.acquire(wait_));
   if (to.sendsFromSource()) {  // one write, to the user's buffer, which is then sent from
     reduceArrays(dst, in, local, count, dtype_, op_);
@@ -77,7 +77,7 @@ Task<> Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, 
 }
 
 Task<> Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* dst, size_t count) {
-  const char* in = static_cast<const char*>(co_await from.acquire(wait_));
+  const char* in = static_cast<const char*>(co_await from.acquire(wait_, count * elementSize_));
   char* out = static_cast<char*>(co_await to.acquire(wait_));
   const size_t bytes = count * elementSize_;
   if (to.sendsFromSource()) {

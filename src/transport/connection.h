@@ -15,6 +15,7 @@
 
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "transport/message_label.h"
@@ -56,6 +57,7 @@ struct SlotAwaiter {
   Connection& connection;
   const WaitContext& wait;
   Slot slot = nullptr;
+  size_t dataBytes = 0;  // receiving: what the slot must hold
 
   bool await_ready() {
     slot = connection.tryAcquire();
@@ -80,6 +82,9 @@ struct SlotAwaiter {
   void onAcquired(const void* data) {
     const auto* label = reinterpret_cast<const MessageLabel*>(static_cast<const char*>(data) - sizeof(MessageLabel));
     if (!(*label == wait.label)) checkLabel(*label, connection.peer(), wait);
+    const size_t arrived = connection.acquiredBytes();
+    if (arrived != Connection::kBytesUnknown && arrived != dataBytes)
+      failDataBytes(arrived, dataBytes, connection.peer(), wait);
   }
 };
 
@@ -113,7 +118,17 @@ class RecvConnection : public Waitable {
   virtual const void* tryAcquire() = 0;
   // Gives the acquired slot back to the peer.
   virtual void release() = 0;
-  SlotAwaiter<RecvConnection, const void*> acquire(const WaitContext& wait) { return {*this, wait}; }
+  // The data bytes the sender put in the acquired slot, where the
+  // transport carries them (tcp's frames do); kBytesUnknown where the
+  // sender wrote the slot in place (shared memory).
+  static constexpr size_t kBytesUnknown = SIZE_MAX;
+  virtual size_t acquiredBytes() const { return kBytesUnknown; }
+  // The next slot, which must hold `bytes` of data: a message cut another
+  // way (a peer running other code) fails the wait instead of being read
+  // with a stale tail.
+  SlotAwaiter<RecvConnection, const void*> acquire(const WaitContext& wait, size_t bytes) {
+    return {*this, wait, nullptr, bytes};
+  }
   bool ready() override { return tryAcquire() != nullptr; }
   const char* peerMustDo() const override { return "to send data"; }
 };

@@ -77,4 +77,11 @@ void checkLabel(const MessageLabel& received, int sender, const WaitContext& wai
   fail(loomInvalidUsage, wait.describeMismatch(sender, received.call()));
 }
 
+void failDataBytes(size_t arrived, size_t expected, int sender, const WaitContext& wait) {
+  fail(loomRemoteError, wait.describe() + " received from rank " + std::to_string(sender) + " a message of " +
+                            std::to_string(arrived) + " bytes where its schedule reads " + std::to_string(expected) +
+                            ": the two ranks cut this collective's messages differently (they run different "
+                            "builds of Loom, or the bytes were corrupted)");
+}
+
 }  // namespace loom

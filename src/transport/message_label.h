@@ -44,5 +44,8 @@ static_assert(sizeof(MessageLabel) == 24, "labels travel in every slot; keep the
 // The receiving side: throws the sentence when a message's label is not the
 // one the waiting operation expects.
 void checkLabel(const MessageLabel& received, int sender, const WaitContext& wait);
+// Throws the sentence for a message of `arrived` data bytes where the
+// waiting operation's schedule reads `expected`.
+[[noreturn]] void failDataBytes(size_t arrived, size_t expected, int sender, const WaitContext& wait);
 
 }  // namespace loom

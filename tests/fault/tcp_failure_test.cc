@@ -6,11 +6,14 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "collectives/collectives.h"
+#include "core/handles.h"
 #include "support/rank_harness.h"
 #include "support/scoped_env.h"
 
@@ -72,6 +75,45 @@ TEST(TcpFailureTest, MismatchedCountFailsEveryRankNamingBothCalls) {
     EXPECT_TRUE(rc == loomInvalidUsage || rc == loomRemoteError) << loomGetErrorString(rc) << ": " << sentence;
     EXPECT_NE(sentence.find("300001"), std::string::npos) << sentence;
     EXPECT_NE(sentence.find("300000"), std::string::npos) << sentence;
+    EXPECT_EQ(loomCommAbort(ctx.comm), loomSuccess);
+    *ctx.commReleased = true;
+  });
+}
+
+// A frame carries its length and the receiving schedule knows what it
+// reads: a message cut shorter than that (only a peer running other code
+// could send one) fails the wait, naming the sender and both sizes, instead
+// of being read with the slot's older bytes as its tail.
+TEST(TcpFailureTest, AMessageShorterThanTheScheduleReadsFailsNamingTheSender) {
+  ScopedEnv tcp("LOOM_TRANSPORTS", "tcp");
+  runRanks(RankMode::kProcesses, 2, [](const RankContext& ctx) {
+    CollectiveCall call;
+    call.kind = OperationKind::kAllReduce;
+    call.count = 32;
+    call.dtype = loomFloat32;
+    call.op = loomSum;
+    std::string error;
+    auto body = [&](const Team& team, const WaitContext& wait) -> Task<> {
+      if (team.rank == 0) {
+        SendConnection& to = team.sendTo(1);
+        void* slot = co_await to.acquire(wait);
+        std::memset(slot, 7, 100);
+        to.post(100);
+      } else {
+        RecvConnection& from = team.recvFrom(0);
+        co_await from.acquire(wait, 128);
+        from.release();
+      }
+    };
+    const loomResult_t rc = communicatorOf(ctx.comm)->run("Cut", &call, body, &error);
+    if (ctx.rank == 0) {
+      EXPECT_EQ(rc, loomSuccess) << error;
+    } else {
+      EXPECT_EQ(rc, loomRemoteError) << error;
+      EXPECT_NE(error.find("received from rank 0 a message of 100 bytes where its schedule reads 128"),
+                std::string::npos)
+          << error;
+    }
     EXPECT_EQ(loomCommAbort(ctx.comm), loomSuccess);
     *ctx.commReleased = true;
   });

@@ -62,6 +62,7 @@ class TcpRecvConnection final : public RecvConnection {
   int peer() const override { return channel_.peer.rank; }
   const void* tryAcquire() override;
   void release() override;
+  size_t acquiredBytes() const override { return ring_.bytes[released_ % ring_.bytes.size()]; }
   void checkPeer(const WaitContext& ctx) override;
   void watch(bool on) override { ring_.watched.store(on ? 1 : 0, std::memory_order_relaxed); }
   int pollFd() override;

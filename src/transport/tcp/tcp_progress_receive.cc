@@ -168,6 +168,8 @@ void TcpProgress::finishFrame(SocketLink& link) {
   PeerState& state = *peers_[link.peer].state;
   switch (link.inHeader.kind) {
     case FrameKind::kData:
+      link.recv->bytes[link.inHeader.number % link.recv->bytes.size()] =
+          link.inHeader.bytes - static_cast<uint32_t>(sizeof(MessageLabel));
       link.recv->markOf(link.inHeader.number).store(link.inHeader.number + 1, std::memory_order_release);
       link.nextRecv += static_cast<uint64_t>(link.count);
       ringIfWatched(link.recv->watched);

@@ -64,7 +64,7 @@ struct SendRing {
 // n once its mark is n + 1.
 struct RecvRing {
   explicit RecvRing(RingGeometry geometry)
-      : memory(geometry), marks(std::make_unique<std::atomic<uint64_t>[]>(geometry.slots)) {
+      : memory(geometry), marks(std::make_unique<std::atomic<uint64_t>[]>(geometry.slots)), bytes(geometry.slots, 0) {
     for (int i = 0; i < geometry.slots; ++i) marks[i].store(0, std::memory_order_relaxed);
   }
   std::atomic<uint64_t>& markOf(uint64_t number) {
@@ -72,6 +72,7 @@ struct RecvRing {
   }
   SlotMemory memory;
   std::unique_ptr<std::atomic<uint64_t>[]> marks;
+  std::vector<uint32_t> bytes;  // data bytes of each slot, written before its mark
   alignas(64) std::atomic<uint64_t> released{0};
   std::atomic<uint32_t> watched{0};  // the engine sleeps until a slot arrives
   // Sockets of this ring whose next frame waits for a free slot: only then
