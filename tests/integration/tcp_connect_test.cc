@@ -300,6 +300,43 @@ TEST(AcceptTest, RanksThatNeverConnectAreNamedAtTheDeadline) {
   close(two);
 }
 
+// A large job's lower ranks may all connect before this rank accepts
+// (it connects to the ranks above it first): 300 sockets queued at once,
+// every hello already sent. Taken in one burst with no hello read, the
+// listener once closed the oldest past 256 of them as strangers, then
+// timed out waiting for the very ranks it had dropped.
+TEST(AcceptTest, MoreRanksQueuedThanTheStrangerCapAreAllAccepted) {
+  Listener listener;
+  const bootstrap::Secret token = bootstrap::randomSecret();
+  ExpectedConnections expected;
+  expected.rank = 150;
+  expected.timeoutMs = 5000;
+  expected.token = token;
+  expected.socketsPerPeer = 2;
+  std::vector<int> clients;
+  for (int peer = 0; peer < 150; ++peer) {
+    expected.peers.push_back(peer);
+    for (int s = 0; s < 2; ++s) {
+      const int fd = connectRank(listener.port, token, peer, s);
+      ASSERT_GE(fd, 0) << "socket " << s << " of rank " << peer;
+      clients.push_back(fd);
+    }
+  }
+  // And a silent stranger after them, still dropped.
+  const int silent = connectAndSend(listener.port, nullptr, 0);
+  ASSERT_GE(silent, 0);
+  try {
+    const Accepted sockets = acceptPeers(listener.socket.fd(), expected, Deadline::afterMs(expected.timeoutMs));
+    ASSERT_EQ(sockets.size(), 150u);
+    for (const auto& peer : sockets)
+      for (const auto& socket : peer) EXPECT_TRUE(socket.valid());
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+  for (int fd : clients) close(fd);
+  close(silent);
+}
+
 TEST(AcceptTest, NoFileDescriptorsLeftIsSaidAtOnceNotTimedOut) {
   Listener listener;
   const bootstrap::Secret token = bootstrap::randomSecret();

@@ -20,9 +20,11 @@
 namespace loom::tcp {
 namespace {
 
-// Connections waiting to greet, at most: past this the oldest is dropped,
-// so a flood of silent strangers cannot make the listener stop accepting.
-constexpr size_t kMaxPending = 256;
+// Connections waiting to greet, at least: past the cap the oldest is
+// dropped, so a flood of silent strangers cannot make the listener stop
+// accepting. The cap grows with the ranks' connections still missing, as
+// a large job's lower ranks may all be queued at the listener at once.
+constexpr size_t kMinPendingCap = 256;
 
 struct Pending {
   bootstrap::Socket socket;
@@ -53,6 +55,7 @@ class Acceptor {
     std::vector<pollfd> fds;
     while (accepted_ < wanted) {
       if (deadline_.expired()) failMissing(wanted);
+      std::erase_if(pending_, [](const Pending& pending) { return !pending.socket.valid(); });
       int64_t waitMs = deadline_.remainingMs(100);
       fds.assign(1, pollfd{listener_, POLLIN, 0});
       for (const Pending& pending : pending_) {
@@ -66,7 +69,6 @@ class Acceptor {
       for (Pending& pending : pending_)
         if (pending.socket.valid() && pending.helloBy.expired())
           drop(pending, "it sent no whole hello in " + std::to_string(expected_.helloMs) + " ms");
-      std::erase_if(pending_, [](const Pending& pending) { return !pending.socket.valid(); });
       if (ready > 0 && fds[0].revents != 0) acceptWaiting();
     }
     return std::move(sockets_);
@@ -93,15 +95,25 @@ class Acceptor {
                                            : ""));
       }
       std::erase_if(pending_, [](const Pending& pending) { return !pending.socket.valid(); });
-      if (pending_.size() >= kMaxPending) {
-        drop(pending_.front(), "the listener had " + std::to_string(kMaxPending) + " connections yet to greet");
+      const size_t cap = pendingCap();
+      if (pending_.size() >= cap) {
+        drop(pending_.front(), "the listener had " + std::to_string(cap) + " connections yet to greet");
         pending_.pop_front();
       }
       uint16_t port = 0;
       const bootstrap::IpAddress ip = bootstrap::fromSockaddr(reinterpret_cast<sockaddr*>(&address), &port);
       pending_.push_back(
           Pending{std::move(socket), bootstrap::Endpoint{ip, port}.toString(), Deadline::afterMs(expected_.helloMs)});
+      // A rank sends its hello right after connecting, so it is usually
+      // here already: judged now, its connection holds no place in the queue.
+      readHello(pending_.back());
     }
+  }
+
+  size_t pendingCap() const {
+    const size_t missing =
+        expected_.peers.size() * static_cast<size_t>(expected_.socketsPerPeer) - static_cast<size_t>(accepted_);
+    return std::max(kMinPendingCap, 2 * missing);
   }
 
   void readHello(Pending& pending) {
