@@ -3,11 +3,14 @@
 // from the closed connection or from the labels, and name the rank.
 #include <gtest/gtest.h>
 #include <loom/loom.h>
+#include <sys/mman.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,6 +120,61 @@ TEST(TcpFailureTest, AMessageShorterThanTheScheduleReadsFailsNamingTheSender) {
     EXPECT_EQ(loomCommAbort(ctx.comm), loomSuccess);
     *ctx.commReleased = true;
   });
+}
+
+// An abort flushes what the rank posted only briefly when a peer takes
+// none of it. Heartbeats from a third rank, still waiting on others, used
+// to count as progress there and kept the abort flushing for as long as
+// that rank beat (here 30 s), and the close then waited 2 s more for a
+// send queue that could not drain.
+TEST(TcpFailureTest, AbortIsBriefWhileAPeerTakesNothingAndAnotherBeats) {
+  ScopedEnv tcp("LOOM_TRANSPORTS", "tcp");
+  struct Shared {
+    std::atomic<bool> rank0Done{false};
+  };
+  void* page = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  Shared* shared = new (page) Shared();
+  auto waitForRank0 = [shared](const std::function<void()>& meanwhile) {
+    const auto start = std::chrono::steady_clock::now();
+    while (!shared->rank0Done.load() && std::chrono::steady_clock::now() - start < std::chrono::seconds(30))
+      meanwhile();
+  };
+  runRanks(RankMode::kProcesses, 3, [&](const RankContext& ctx) {
+    if (ctx.rank == 0) {
+      // More than rank 1's ring and both kernels' buffers hold: most of it
+      // stays posted, as rank 1 posts no Recv.
+      std::vector<char> big(64 << 20, 'x');
+      loomRequest_t send = nullptr;
+      ASSERT_EQ(loomSend(big.data(), big.size(), loomInt8, 1, ctx.comm, nullptr, &send), loomSuccess);
+      EXPECT_EQ(loomWait(send, 500), loomTimeout);
+      const auto start = std::chrono::steady_clock::now();
+      EXPECT_EQ(loomCommAbort(ctx.comm), loomSuccess);
+      *ctx.commReleased = true;
+      EXPECT_EQ(loomRequestFree(send), loomSuccess);  // the last hold on the communicator, if the request is one
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      // 200 ms of flush, and as long again on the socket whose queue no
+      // longer shrinks (rank 1 reads nothing): 0.4 s here. 2.2 s would mean
+      // the close waited out its whole linger on that socket; 30 s, that
+      // rank 2's heartbeats kept the flush going.
+      EXPECT_LT(seconds, 1.5) << "the abort flushed for " << seconds << " s";
+      shared->rank0Done.store(true);
+    } else if (ctx.rank == 1) {
+      waitForRank0([] { std::this_thread::sleep_for(std::chrono::milliseconds(10)); });
+      EXPECT_EQ(loomCommAbort(ctx.comm), loomSuccess);
+      *ctx.commReleased = true;
+    } else {
+      // Waiting on rank 1, which sends nothing: rank 2 beats to every peer.
+      int32_t value = 0;
+      loomRequest_t recv = nullptr;
+      ASSERT_EQ(loomRecv(&value, 1, loomInt32, 1, ctx.comm, nullptr, &recv), loomSuccess);
+      waitForRank0([recv] { loomWait(recv, 50); });
+      EXPECT_EQ(loomCommAbort(ctx.comm), loomSuccess);
+      *ctx.commReleased = true;
+      loomRequestFree(recv);
+    }
+  });
+  munmap(page, sizeof(Shared));
 }
 
 }  // namespace

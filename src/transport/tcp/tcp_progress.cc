@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 #include "base/logging.h"
 
@@ -87,13 +88,25 @@ void TcpProgress::stop(int64_t quietMs) {
   if (thread_.joinable()) thread_.join();
   // Bytes the kernel has not yet delivered are lost if a socket closes
   // while the peer's heartbeats wait unread in it (the close resets): wait
-  // for the send queues to empty first, briefly.
+  // for the send queues to empty first, briefly. A queue that stops
+  // shrinking belongs to a peer that reads nothing more (after an abort,
+  // for the flush's quiet time): waiting on it would deliver nothing.
   const int64_t until = nowMs() + kLingerMs;
+  const int64_t stuckMs = std::min(quietMs_, kLingerMs);
   for (SocketLink& link : links_) {
     if (link.fd < 0) continue;
     int unsent = 0;
-    while (ioctl(link.fd, SIOCOUTQ, &unsent) == 0 && unsent > 0 && nowMs() < until)
+    int fewest = std::numeric_limits<int>::max();
+    int64_t shrankAt = nowMs();
+    while (ioctl(link.fd, SIOCOUTQ, &unsent) == 0 && unsent > 0 && nowMs() < until) {
+      if (unsent < fewest) {
+        fewest = unsent;
+        shrankAt = nowMs();
+      } else if (nowMs() - shrankAt >= stuckMs) {
+        break;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     char sink[4096];
     while (recv(link.fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
     }
@@ -149,17 +162,22 @@ bool TcpProgress::everythingSent() {
 void TcpProgress::run() {
   std::vector<pollfd> fds;
   std::vector<size_t> linkOf;
-  int64_t lastMoved = nowMs();
+  // A stop flushes until nothing was sent for quietMs_. Only sends count:
+  // what arrives (a third rank's heartbeats every 50 ms) says nothing of
+  // whether the peers take this rank's last frames, and would keep an
+  // abort flushing for as long as they beat.
+  int64_t lastSent = nowMs();
   std::unique_lock<std::mutex> lock(io_);
   for (;;) {
-    bool moved = false;
+    bool sent = false;
     for (SocketLink& link : links_)
-      if (link.fd >= 0 && !link.wantsOut) moved |= pumpWriter(link);
+      if (link.fd >= 0 && !link.wantsOut) sent |= pumpWriter(link);
+    bool moved = sent;
     const bool stopping = stopping_.load(std::memory_order_acquire);
     for (SocketLink& link : links_)
       if (link.fd >= 0 && link.stalled && (stopping || roomFor(link))) moved |= pumpReader(link);
-    if (moved) lastMoved = nowMs();
-    if (stopping_.load(std::memory_order_acquire) && (everythingSent() || nowMs() - lastMoved >= quietMs_)) return;
+    if (sent) lastSent = nowMs();
+    if (stopping_.load(std::memory_order_acquire) && (everythingSent() || nowMs() - lastSent >= quietMs_)) return;
 
     int timeout = 0;
     if (!moved) {
@@ -202,14 +220,13 @@ void TcpProgress::run() {
       if (link.fd != fds[i].fd || fds[i].revents == 0) continue;
       if ((fds[i].revents & POLLOUT) && link.wantsOut) {
         link.wantsOut = false;
-        moved |= pumpWriter(link);
+        sent |= pumpWriter(link);
       }
       // The engine may have read what the poll saw: pumpReader then finds
       // nothing and returns.
-      if (link.fd >= 0 && threadReads(link) && (fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        moved |= pumpReader(link);
+      if (link.fd >= 0 && threadReads(link) && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) pumpReader(link);
     }
-    if (moved) lastMoved = nowMs();
+    if (sent) lastSent = nowMs();
   }
 }
 

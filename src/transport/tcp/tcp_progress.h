@@ -92,7 +92,7 @@ class TcpProgress {
   void useEngineWakeup(Wakeup* engine) { engineWakeup_.store(engine, std::memory_order_release); }
   // Queues a control frame (header and payload) for every peer, or for one.
   void sendControlToAll(const std::string& frame);
-  // Sends what was posted (until nothing moved for quietMs), stops the
+  // Sends what was posted (until nothing could be sent for quietMs), stops the
   // thread, lets the kernel deliver what it holds (bounded), closes.
   void stop(int64_t quietMs);
 

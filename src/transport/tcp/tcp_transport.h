@@ -74,7 +74,7 @@ class TcpTransport final : public Transport {
   HeartbeatPayload beat_;  // what the next heartbeat says
   int64_t lastBeatMs_ = 0;
   // At destroy, what was posted is still sent (a Send that returned must
-  // arrive) until nothing moved for this long: the communicator's timeout,
+  // arrive) until none of it could be sent for this long: the communicator's timeout,
   // as for any wait on a peer; shorter once this rank failed or aborted.
   std::atomic<int64_t> stopQuietMs_{0};
 };
