@@ -12,6 +12,30 @@
  * loomTest and loomRequestFree. A communicator's collectives complete in
  * the order they were called; its Sends and Recvs progress independently
  * of them and of each other (see loomGroupStart below).
+ *
+ * Buffers and NULL. A buffer may be NULL exactly where no byte goes through
+ * it on the calling rank; NULL anywhere else fails the call with
+ * loomInvalidArgument, and so do buffers that overlap other than in place.
+ * Buffers need no particular alignment.
+ * - Every call with a count: with count 0, sendbuf, recvbuf and buf may be
+ *   NULL. A call of count 0 is still a call: every rank makes it, it
+ *   completes, and it takes its place among the calls around it. An empty
+ *   Send is one message, as in MPI: it matches one Recv, which must be
+ *   empty too.
+ * - loomBroadcast: sendbuf is read at the root only; it may be NULL on the
+ *   other ranks. In place at the root when sendbuf == recvbuf.
+ * - loomReduce: recvbuf is written at the root only; it may be NULL on the
+ *   other ranks. In place at the root when sendbuf == recvbuf.
+ * - loomAllReduce, loomAllToAll: in place when sendbuf == recvbuf.
+ * - loomSend reads buf, loomRecv writes it. Which of the two a call is, and
+ *   whether any call is a collective, comes from the function called, never
+ *   from a pointer's value.
+ * Other pointers: comm, and every pointer a call writes its result through
+ * (comm*, newcomm, id, count, rank, version, ptr, handle, done), must not
+ * be NULL; `config` may be NULL (the defaults; loomCommSplit then inherits
+ * the parent's timeout); `request` NULL means blocking; loomMemFree(NULL)
+ * does nothing; loomCommRegister's buff and loomCommDeregister's handle
+ * must not be NULL.
  */
 #ifndef LOOM_LOOM_H
 #define LOOM_LOOM_H

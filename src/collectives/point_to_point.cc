@@ -1,7 +1,10 @@
 // Send and Recv: the point-to-point FIFO to or from one peer, chunk by
 // chunk. The engine runs a pair's Sends (and its Recvs) one after another in
 // posting order, so messages between a pair match in posting order, as in
-// MPI and NCCL, while every peer's queue moves independently.
+// MPI and NCCL, while every peer's queue moves independently. An empty
+// message is still one message, as in MPI: it carries its label, so it
+// matches exactly one Recv, and a Recv that expects elements from it fails
+// naming both counts instead of reading the next message.
 #include <algorithm>
 
 #include "collectives/collectives.h"
@@ -14,8 +17,10 @@ Task<> pointToPointSend(const Team& team, const CollectiveArgs& args, const Wait
   SendConnection& to = team.sendTo(args.root, Channel::kPointToPoint);
   const size_t chunk = prims.chunkElements(to.slotBytes());
   const char* in = static_cast<const char*>(args.sendbuf);
-  for (size_t start = 0; start < args.count; start += chunk)
+  size_t start = 0;
+  do {
     co_await prims.send(to, in + start * prims.elementSize(), std::min(chunk, args.count - start));
+  } while ((start += chunk) < args.count);
 }
 
 Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
@@ -23,8 +28,10 @@ Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const Wait
   RecvConnection& from = team.recvFrom(args.root, Channel::kPointToPoint);
   const size_t chunk = prims.chunkElements(from.slotBytes());
   char* out = static_cast<char*>(args.recvbuf);
-  for (size_t start = 0; start < args.count; start += chunk)
+  size_t start = 0;
+  do {
     co_await prims.recv(from, out + start * prims.elementSize(), std::min(chunk, args.count - start));
+  } while ((start += chunk) < args.count);
 }
 
 // Two trips of an empty slot around the ring: after the first every rank

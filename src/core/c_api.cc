@@ -188,20 +188,22 @@ loomResult_t launchCollective(Communicator& comm, OperationKind kind, Operation:
   return launch(comm, name, &call, Lane::collective(), fill, request);
 }
 
-// Send and Recv share their checks; one buffer is NULL in each.
-loomResult_t pointToPoint(const char* api, const char* name, Operation::Step step, const void* sendbuf, void* recvbuf,
-                          size_t count, loomDataType_t dtype, int peer, loomComm_t handle, void* stream,
-                          loomRequest_t* request) {
+// Send and Recv share their checks. Which of the two runs comes from the
+// entry point the caller used (`lane`), never from the buffers' values: an
+// empty message may come from, or go to, NULL. The other buffer is NULL.
+loomResult_t pointToPoint(const char* api, Lane::Kind lane, const void* sendbuf, void* recvbuf, size_t count,
+                          loomDataType_t dtype, int peer, loomComm_t handle, void* stream, loomRequest_t* request) {
+  const bool sending = lane == Lane::Kind::kSend;
   return onComm(api, handle, [&](Communicator& c) {
     checkCommon(api, dtype, stream);
     checkRank(api, "peer", peer, c.nranks());
     if (peer == c.rank()) fail(loomInvalidArgument, std::string(api) + ": peer is this rank itself");
-    checkBuffer(api, "buf", sendbuf != nullptr ? sendbuf : recvbuf, checkedBytes(api, count, dtype, 1));
+    checkBuffer(api, "buf", sending ? sendbuf : recvbuf, checkedBytes(api, count, dtype, 1));
     auto fill = [&](Operation& op) {
-      op.step = step;
+      op.step = sending ? pointToPointSend : pointToPointRecv;
       op.args = CollectiveArgs{sendbuf, recvbuf, count, dtype, loomSum, peer};
     };
-    return launch(c, name, nullptr, sendbuf != nullptr ? Lane::sendTo(peer) : Lane::recvFrom(peer), fill, request);
+    return launch(c, sending ? "Send" : "Recv", nullptr, Lane{lane, peer}, fill, request);
   });
 }
 
@@ -461,13 +463,13 @@ loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loom
 
 loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request) {
-  return loom::pointToPoint("loomSend", "Send", loom::pointToPointSend, buf, nullptr, count, dtype, peer, comm, stream,
+  return loom::pointToPoint("loomSend", loom::Lane::Kind::kSend, buf, nullptr, count, dtype, peer, comm, stream,
                             request);
 }
 
 loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request) {
-  return loom::pointToPoint("loomRecv", "Recv", loom::pointToPointRecv, nullptr, buf, count, dtype, peer, comm, stream,
+  return loom::pointToPoint("loomRecv", loom::Lane::Kind::kRecv, nullptr, buf, count, dtype, peer, comm, stream,
                             request);
 }
 
