@@ -2,7 +2,8 @@
 # The arrows between src/ folders point one way (../shared/DESIGN.md,
 # docs/ENGINE.md): nothing above transport/ includes a transport's own
 # folder, base/ includes no other layer, no layer under core/ includes it,
-# and nothing in src/ includes tools/.
+# and nothing in src/ includes tools/; and the engine and algorithms name
+# no transport's own mechanism.
 # Prints every include that breaks a rule and fails.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../src" && pwd)"
@@ -30,6 +31,24 @@ done
 check . '(\.\./)*tools/' "src/ includes tools/"
 check transport 'core/(communicator|engine|c_api|group|operation|request)' "transport/ includes the engine above it"
 check collectives 'core/(communicator|engine|c_api|group|operation|request)' "collectives/ includes the engine above it"
+
+# The engine and the algorithms know transports only through the seam
+# (connection.h, transport.h, idle_sleep.h): no transport's types, and none
+# of the things one kind has and another has not (sockets, poll sets,
+# eventfds, futexes), in their code. Comments may name them to say why.
+# Settings still named per kind (config.h's shm and socket fields) go
+# through TransportSettings.
+names='\b(Tcp|Shm|Socket)[A-Z][A-Za-z]*|\bpollfd\b|(^|[^A-Za-z_])::poll\(|\bWakeup\b|\beventfd|\bfutex|releaseSockets|pollFds?_'
+for layer in core collectives; do
+  # Each line without its comment, as FILE:LINE:code.
+  hits=$(find "$src/$layer" -name '*.h' -o -name '*.cc' | sort |
+    xargs awk '{ code = $0; sub(/\/\/.*/, "", code); print FILENAME ":" FNR ":" code }' | grep -E ":[0-9]+:.*($names)" || true)
+  if [ -n "$hits" ]; then
+    echo "layering: src/$layer names a transport's own mechanism (use the seam in src/transport/):"
+    echo "${hits//$src\//src/}"
+    failures=$((failures + 1))
+  fi
+done
 
 if [ "$failures" -ne 0 ]; then
   exit 1

@@ -24,13 +24,14 @@ namespace loom {
 namespace {
 
 // Spinning helps only when the rank being waited for has a core of its own.
-// A TCP peer's bytes are moved by this rank's own progress thread: spinning
+// Where a transport moves a peer's bytes on a thread of its own (TCP's
+// progress thread, Transport::ProgressBy::kOwnThread), spinning
 // or yielding would take the CPU it needs (perf record across fake hosts:
 // 29,000 context switches a second, 2 x 1 AllReduce of 64 MiB 0.72 GB/s
 // against 0.85 without, 8 B 150 us against 110; docs/PERF.md).
-int chooseSpinIterations(const CommConfig& config, int localRanks, bool dataThread) {
+int chooseSpinIterations(const CommConfig& config, int localRanks, bool progressThread) {
   if (config.spinIterations >= 0) return config.spinIterations;
-  if (dataThread) return 0;
+  if (progressThread) return 0;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   // Where ranks outnumber cores, polling only keeps the awaited rank off
   // the core: a few polls, then yield. (An engine poll costs 2-3x the
@@ -39,9 +40,9 @@ int chooseSpinIterations(const CommConfig& config, int localRanks, bool dataThre
   return localRanks > cores ? 10 : 2000;
 }
 
-int64_t chooseYieldMicros(const CommConfig& config, bool dataThread) {
+int64_t chooseYieldMicros(const CommConfig& config, bool progressThread) {
   if (config.yieldMicros >= 0) return config.yieldMicros;
-  return dataThread ? 0 : 1000;
+  return progressThread ? 0 : 1000;
 }
 
 // Detecting the machine takes tens of milliseconds: do it once per process
@@ -102,14 +103,13 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
   std::vector<RankIdentity> identities = exchangeIdentities(*rendezvous_);
   connectPeers(identities, *rendezvous_);
-  const bool dataThread = connections_ && connections_->anyDataThread();
-  spinIterations_ = chooseSpinIterations(config, nranks, dataThread);
-  yieldMicros_ = chooseYieldMicros(config, dataThread);
+  const bool progressThread = connections_ && connections_->anyProgressThread();
+  spinIterations_ = chooseSpinIterations(config, nranks, progressThread);
+  yieldMicros_ = chooseYieldMicros(config, progressThread);
   placeMembers(identities, *rendezvous_);
   checkHierarchy();
   EngineSettings engine{nranks, spinIterations_, yieldMicros_, config.timeoutMs, &aborted_};
-  engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->doorbell() : ownDoorbell_, engine,
-                                     connections_ ? connections_->engineWakeup() : nullptr);
+  engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->idleSleep() : ownIdleSleep_, engine);
   if (config.dumpSignal != 0) listForSignalDumps(config.dumpSignal, this);
   LOOM_INFO("INIT", rank,
             "Loom " << LOOM_VERSION_STRING << " communicator" << (config.name.empty() ? "" : " '" + config.name + "'")

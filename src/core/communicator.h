@@ -89,9 +89,6 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   std::string stallReport(int peer, int64_t nowMs) const override;
   std::string brokenBecause() const override;
   const Team& team() const override { return team_; }
-  void releaseSockets() override {
-    if (connections_) connections_->releaseSockets();
-  }
 
   std::string arrivalReport(uint64_t collective) const;
   std::vector<RankIdentity> exchangeIdentities(bootstrap::RendezvousClient& rendezvous);
@@ -125,7 +122,8 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
 
   RegisteredRegions windows_;  // touched only by collective-lane operations, which run one at a time
 
-  Doorbell ownDoorbell_;            // where the engine sleeps when there is no transport (one rank)
+  Doorbell ownDoorbell_;  // where the engine sleeps when there is no transport (one rank)
+  IdleSleep ownIdleSleep_{ownDoorbell_};
   std::shared_ptr<Engine> engine_;  // last: it must stop before the rest goes; requests hold it weakly
 };
 

@@ -34,12 +34,8 @@ int64_t nowMs() {
 
 }  // namespace
 
-Engine::Engine(EngineHost& host, Doorbell& doorbell, EngineSettings settings, Wakeup* engineWakeup)
-    : host_(host),
-      doorbell_(doorbell),
-      engineWakeup_(engineWakeup),
-      settings_(settings),
-      lanes_(1 + 2 * static_cast<size_t>(settings.nranks)) {
+Engine::Engine(EngineHost& host, IdleSleep& idle, EngineSettings settings)
+    : host_(host), idle_(idle), settings_(settings), lanes_(1 + 2 * static_cast<size_t>(settings.nranks)) {
   background_ = std::thread([this] { backgroundLoop(); });
 }
 
@@ -326,9 +322,9 @@ void Engine::drive(FunctionRef<bool()> done, Deadline deadline, bool background,
       }
     }
     watchParked(true);
-    const uint32_t armed = doorbell_.arm();
+    const uint32_t armed = idle_.arm();
     if (pollOnce()) {
-      doorbell_.disarm();
+      idle_.disarm();
       watchParked(false);
       idlePolls = 0;
       sleptSinceProgress = false;
@@ -339,65 +335,15 @@ void Engine::drive(FunctionRef<bool()> done, Deadline deadline, bool background,
     // rank waits for) gets that long to move before it is blamed.
     const int64_t nextCheckMs = checkWaits(sleptSinceProgress);
     if (!finished_.empty() || done() || (background && wantToDrive_.load() > 0)) {
-      doorbell_.disarm();
+      idle_.disarm();
       watchParked(false);
       retireFinished();
       continue;
     }
-    sleepUntilRung(armed, std::min(nextCheckMs, deadline.remainingMs(kSleepSliceMs)));
+    idle_.sleep(armed, std::min(nextCheckMs, deadline.remainingMs(kSleepSliceMs)), watched_);
     watchParked(false);
     sleptSinceProgress = true;
   }
-}
-
-// Every wait on a socket of its own (TCP receives): sleep in poll on those
-// sockets, so that a message wakes this thread directly rather than the
-// transport's thread, which then rings the doorbell. Waits on sockets and
-// on anything else (a shared-memory peer, a full send ring) at once: the
-// doorbell, with the sockets handed back to the transport's thread, so
-// that the receives still wake it. No wait on a socket: the doorbell, and
-// the sockets stay claimed (what arrives there waits in the kernel until a
-// receive looks), so that a rank whose calls alternate steps within a host
-// and steps across does not wake the transport's thread at every step.
-void Engine::sleepUntilRung(uint32_t armed, int64_t ms) {
-  if (engineWakeup_ != nullptr) {
-    pollFds_.clear();
-    pollOn_.clear();
-    for (Waitable* waitable : watched_) {
-      const int fd = waitable->pollFd();
-      if (fd < 0) continue;
-      pollFds_.push_back({fd, POLLIN, 0});
-      pollOn_.push_back(waitable);
-    }
-    if (!pollOn_.empty() && pollOn_.size() == watched_.size()) {
-      sleepInPoll(armed, ms);
-      return;
-    }
-    if (!pollOn_.empty()) host_.releaseSockets();
-  }
-  doorbell_.sleep(armed, ms);
-}
-
-// Every ringer rings the doorbell, then the wake-up (ring()); this arms the
-// doorbell, looks once more (drive), arms the wake-up, and sleeps only if
-// the doorbell has not been rung since: either it sees the ring, or the
-// ringer sees the wake-up armed. Fences on both sides, as doorbell.h says.
-void Engine::sleepInPoll(uint32_t armed, int64_t ms) {
-  engineWakeup_->arm();
-  if (doorbell_.rings.load(std::memory_order_relaxed) != armed) {
-    engineWakeup_->disarm();
-    engineWakeup_->drain();
-    doorbell_.disarm();
-    return;
-  }
-  pollFds_.push_back({engineWakeup_->fd(), POLLIN, 0});
-  const int ready = ::poll(pollFds_.data(), pollFds_.size(), static_cast<int>(std::max<int64_t>(ms, 0)));
-  engineWakeup_->disarm();
-  engineWakeup_->drain();
-  doorbell_.disarm();
-  if (ready > 0)
-    for (size_t i = 0; i < pollOn_.size(); ++i)
-      if (pollFds_[i].revents != 0) pollOn_[i]->pollReady();
 }
 
 void Engine::watchParked(bool on) {
@@ -525,9 +471,10 @@ void Engine::failStartedOperations(const std::string& because) {
 
 int64_t Engine::checkWaits(bool askPeers) {
   // A wait that outlasted a sleep may end in a stall report, which follows
-  // every peer's heartbeat: the TCP thread reads those only on sockets this
-  // engine has not claimed (it claims again only those it then sleeps on).
-  if (askPeers && engineWakeup_ != nullptr) host_.releaseSockets();
+  // every peer's heartbeat: a transport's thread reads those only on
+  // descriptors this engine has not taken (it takes again only those it
+  // then sleeps on).
+  if (askPeers) idle_.returnDescriptors();
   const int64_t now = nowMs();
   lastCheckMs_ = now;
   int64_t next = kSleepSliceMs;

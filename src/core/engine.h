@@ -2,8 +2,9 @@
 // (operation.h) that runs until one of its connections cannot move, parks,
 // and is resumed once that connection can. One progress loop polls the
 // parked operations; when nothing can move it spins briefly, yields, then
-// sleeps on the rank's doorbell (base/doorbell.h), which peers ring when
-// they post to this rank or free its slots.
+// sleeps where the transports say (transport/idle_sleep.h): the rank's
+// doorbell, which peers ring when they post to this rank or free its slots,
+// or the descriptors its waits lend.
 //
 // Any thread may drive, one at a time: a thread that waits on a request
 // drives the engine itself until its request is done (so a posted-then-
@@ -11,8 +12,6 @@
 // between threads), and a background thread drives while nobody waits, so
 // operations progress while the caller computes. docs/ENGINE.md has the why.
 #pragma once
-
-#include <poll.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -26,10 +25,9 @@
 #include <vector>
 
 #include "base/deadline.h"
-#include "base/doorbell.h"
 #include "base/function_ref.h"
-#include "base/wakeup.h"
 #include "core/operation.h"
+#include "transport/idle_sleep.h"
 
 namespace loom {
 
@@ -60,9 +58,6 @@ class EngineHost {
   // Why the communicator cannot go on, once a failure broke it; else empty.
   virtual std::string brokenBecause() const = 0;
   virtual const Team& team() const = 0;
-  // The driver sleeps on its doorbell: sockets it polled itself go back to
-  // their transport's thread (Transport::releaseSockets).
-  virtual void releaseSockets() {}
 };
 
 struct EngineSettings {
@@ -75,9 +70,9 @@ struct EngineSettings {
 
 class Engine {
  public:
-  // `engineWakeup`: where a driver asleep in poll on its waits' sockets hears
-  // rings (Waitable::pollFd); null: it always sleeps on the doorbell.
-  Engine(EngineHost& host, Doorbell& doorbell, EngineSettings settings, Wakeup* engineWakeup = nullptr);
+  // `idle`: where a driver sleeps when nothing can move, and what wakes it
+  // (transport/idle_sleep.h); it outlives the engine.
+  Engine(EngineHost& host, IdleSleep& idle, EngineSettings settings);
   ~Engine();  // stop()
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -122,13 +117,8 @@ class Engine {
   // Marks (or unmarks) the connections parked operations wait on, so that
   // the peers behind them ring the doorbell while this driver sleeps.
   void watchParked(bool on);
-  // Rings the doorbell, and the wake-up of a driver asleep in poll.
-  void ring() {
-    doorbell_.ring();
-    if (engineWakeup_ != nullptr) engineWakeup_->wake();
-  }
-  void sleepUntilRung(uint32_t armed, int64_t ms);
-  void sleepInPoll(uint32_t armed, int64_t ms);
+  // Wakes a driver asleep on other operations.
+  void ring() { idle_.ring(); }
   void enqueue(OperationPtr op);
   // Runs op on this thread with no lane, the blocking call's fast path:
   // true once it ended (completed and retired); false if it must wait longer
@@ -163,8 +153,7 @@ class Engine {
   void notifyWaiters();
 
   EngineHost& host_;
-  Doorbell& doorbell_;
-  Wakeup* engineWakeup_;
+  IdleSleep& idle_;
   EngineSettings settings_;
 
   // Posted operations not yet seen by the driver.
@@ -180,8 +169,6 @@ class Engine {
   std::vector<Operation*> active_;               // the head of every non-empty lane
   std::vector<Operation*> finished_;             // ended this round, still at their lane's head
   std::vector<Waitable*> watched_;               // watched while the driver sleeps
-  std::vector<pollfd> pollFds_;                  // their sockets, when it sleeps in poll on them
-  std::vector<Waitable*> pollOn_;                // by pollFds_ index
   int64_t lastCheckMs_ = 0;
   uint64_t movingRounds_ = 0;
 

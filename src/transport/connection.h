@@ -42,12 +42,14 @@ class Waitable {
   // does the peer's next post or release ring this rank's doorbell, so a
   // rank asleep on one peer is not woken by every other peer's traffic.
   virtual void watch(bool on) = 0;
-  // A socket this side's data arrives on, which the engine may sleep on in
-  // poll() instead of its doorbell when every wait has one (tcp receives);
-  // asking claims it from the transport's own thread, which leaves its
-  // reads to the engine until Transport::releaseSockets. -1: none.
+  // A descriptor that turns readable when this side may move (tcp: the
+  // socket its data arrives on), which an idle engine may sleep on in
+  // poll() instead of its doorbell when every wait lends one
+  // (idle_sleep.h). Asking claims it from the transport's own thread, which
+  // leaves its reads to the engine until Transport::takeBackDescriptors.
+  // -1: none.
   virtual int pollFd() { return -1; }
-  // poll() found pollFd() readable (or closed): read what came.
+  // poll() found pollFd() readable (or closed): take in what came.
   virtual void pollReady() {}
 };
 

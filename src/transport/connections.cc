@@ -27,12 +27,20 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
     for (int peer : peers) byPeer_[peer] = transport.get();
     transports_.push_back(std::move(transport));
   }
-  Doorbell& engine = doorbell();
-  if (anyDataThread()) engineWakeup_ = std::make_unique<Wakeup>();
+  Doorbell* bell = nullptr;
+  std::vector<Transport*> lenders;
   for (auto& transport : transports_) {
-    transport->useDoorbell(&engine);
-    transport->useEngineWakeup(engineWakeup_.get());
+    if (bell == nullptr) bell = transport->doorbell();
+    if (transport->progressBy() == Transport::ProgressBy::kOwnThread) lenders.push_back(transport.get());
   }
+  idleSleep_ = std::make_unique<IdleSleep>(bell != nullptr ? *bell : ownDoorbell_, std::move(lenders));
+  for (auto& transport : transports_) transport->useIdleSleep(idleSleep_.get());
+}
+
+bool Connections::anyProgressThread() const {
+  for (const auto& transport : transports_)
+    if (transport->progressBy() == Transport::ProgressBy::kOwnThread) return true;
+  return false;
 }
 
 Connections::~Connections() {
@@ -82,12 +90,6 @@ size_t Connections::slotBytesAmong(const std::vector<int>& ranks) const {
 
 const char* Connections::transportName(int peer) const {
   return kindOf_[peer] >= 0 ? transportKinds()[kindOf_[peer]].name : "self";
-}
-
-Doorbell& Connections::doorbell() {
-  for (auto& transport : transports_)
-    if (Doorbell* bell = transport->doorbell()) return *bell;
-  return ownDoorbell_;
 }
 
 void Connections::announceCollectiveStarted(const CollectiveCall& call) {

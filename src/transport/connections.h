@@ -10,6 +10,7 @@
 #include "base/doorbell.h"
 #include "bootstrap/rendezvous.h"
 #include "transport/identity.h"
+#include "transport/idle_sleep.h"
 #include "transport/registry.h"
 #include "transport/transport.h"
 
@@ -47,23 +48,13 @@ class Connections {
   size_t slotBytesAmong(const std::vector<int>& ranks) const;
   // The slots of the link to `peer` (its kind's, under this rank's settings).
   SlotShape slotShapeOf(int peer) const { return kindOf_[peer] >= 0 ? slotShapeOfKind_[kindOf_[peer]] : SlotShape{}; }
-  // Some peer's data moves on a transport's own thread (tcp).
-  bool anyDataThread() const {
-    for (const auto& transport : transports_)
-      if (transport->movesDataOnItsOwnThread()) return true;
-    return false;
-  }
-
-  // Where this rank's engine sleeps: the doorbell peers ring. (With one
-  // transport kind, shm, it lives in this rank's status page.)
-  Doorbell& doorbell();
-  // Where the engine hears rings while it sleeps in poll on TCP sockets
-  // (base/wakeup.h); null when no transport has such sockets.
-  Wakeup* engineWakeup() { return engineWakeup_.get(); }
-  // The engine sleeps on its doorbell: every transport reads its sockets again.
-  void releaseSockets() {
-    for (auto& transport : transports_) transport->releaseSockets();
-  }
+  // Some peer's data moves on a thread of its transport's own
+  // (Transport::ProgressBy::kOwnThread), which needs a CPU of its own.
+  bool anyProgressThread() const;
+  // Where this rank's engine sleeps when none of its waits can move: the
+  // first transport's doorbell that has one (peers ring it), and the
+  // descriptors of the transports that move data on their own threads.
+  IdleSleep& idleSleep() { return *idleSleep_; }
 
   void announceCollectiveStarted(const CollectiveCall& call);
   // -1 when the peer's transport cannot see its count (or peer is this rank).
@@ -93,7 +84,7 @@ class Connections {
   std::vector<Transport*> byPeer_;                      // by communicator rank; null for this rank
   std::vector<int> kindOf_;                             // index in transportKinds(), by rank; -1 for this rank
   Doorbell ownDoorbell_;                                // when no transport has one
-  std::unique_ptr<Wakeup> engineWakeup_;                // when a transport moves data on its own thread
+  std::unique_ptr<IdleSleep> idleSleep_;
 };
 
 }  // namespace loom

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "base/doorbell.h"
-#include "base/wakeup.h"
 #include "transport/collective_call.h"
 #include "transport/connection.h"
+#include "transport/idle_sleep.h"
 #include "transport/peer_memory.h"
 
 namespace loom {
@@ -34,23 +34,23 @@ class Transport {
   virtual ~Transport() = default;
   virtual SendConnection& sendTo(int peer, Channel channel = Channel::kCollective) = 0;
   virtual RecvConnection& recvFrom(int peer, Channel channel = Channel::kCollective) = 0;
+  // How this kind's connections move data: by whoever polls them (shm:
+  // the peer writes the slots, the engine only looks), or on a thread of
+  // the transport's own (tcp), which needs a CPU a waiting engine would
+  // otherwise spin on, and which may lend the engine the descriptors its
+  // waits can sleep on (Waitable::pollFd, idle_sleep.h).
+  enum class ProgressBy { kPoller, kOwnThread };
+  virtual ProgressBy progressBy() const { return ProgressBy::kPoller; }
   // Where this rank's engine sleeps, if this transport's peers can ring it
   // (shm: in the status page they map); null if it cannot host one.
   virtual Doorbell* doorbell() = 0;
-  // Where the engine sleeps after all (the first transport's doorbell that
-  // has one, else the communicator's own): a transport whose progress
-  // happens on a thread of its own (tcp) rings it when a watched connection
-  // moves. Called once, after every transport is set up.
-  virtual void useDoorbell(Doorbell* /*engine*/) {}
-  // Where that engine hears rings while it sleeps in poll on this
-  // transport's sockets (Waitable::pollFd); null: it never does.
-  virtual void useEngineWakeup(Wakeup* /*engine*/) {}
-  // The engine is about to sleep on its doorbell, not in poll: the sockets
-  // it claimed (Waitable::pollFd) go back to this transport's own thread.
-  virtual void releaseSockets() {}
-  // Whether this transport's data moves on a thread of its own (tcp), which
-  // needs the CPU a waiting engine would otherwise spin on.
-  virtual bool movesDataOnItsOwnThread() const { return false; }
+  // Where the engine sleeps after all (connections.h chooses): a transport
+  // whose own thread moves data rings it when a watched connection moves.
+  // Called once, after every transport is set up.
+  virtual void useIdleSleep(IdleSleep* /*engine*/) {}
+  // The engine no longer polls the descriptors it took from this
+  // transport's waits: its own thread reads them again.
+  virtual void takeBackDescriptors() {}
 
   // The arrival board: each rank announces the collective it starts (its
   // number, and the call's arguments), so a rank left waiting can say which

@@ -117,8 +117,7 @@ void TcpProgress::stop(int64_t quietMs) {
 }
 
 void TcpProgress::ringEngine() {
-  if (Doorbell* bell = engine_.load(std::memory_order_acquire)) bell->ring();
-  if (Wakeup* engine = engineWakeup_.load(std::memory_order_acquire)) engine->wake();
+  if (IdleSleep* engine = engine_.load(std::memory_order_acquire)) engine->ring();
 }
 
 // After publishing a slot or a freed one: either the engine's last look

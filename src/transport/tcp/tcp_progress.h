@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "base/doorbell.h"
 #include "base/wakeup.h"
 #include "bootstrap/socket.h"
+#include "transport/idle_sleep.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_rings.h"
 #include "transport/tcp/tcp_wire.h"
@@ -88,8 +88,8 @@ class TcpProgress {
   TcpProgress& operator=(const TcpProgress&) = delete;
 
   void start();
-  void useDoorbell(Doorbell* engine) { engine_.store(engine, std::memory_order_release); }
-  void useEngineWakeup(Wakeup* engine) { engineWakeup_.store(engine, std::memory_order_release); }
+  // What this thread rings when a connection the engine watches moves.
+  void useIdleSleep(IdleSleep* engine) { engine_.store(engine, std::memory_order_release); }
   // Queues a control frame (header and payload) for every peer, or for one.
   void sendControlToAll(const std::string& frame);
   // Sends what was posted (until nothing could be sent for quietMs), stops the
@@ -153,8 +153,7 @@ class TcpProgress {
   std::vector<SocketLink> links_;
   std::vector<PeerLinks> peers_;
   Wakeup& wakeup_;
-  std::atomic<Doorbell*> engine_{nullptr};
-  std::atomic<Wakeup*> engineWakeup_{nullptr};
+  std::atomic<IdleSleep*> engine_{nullptr};
   std::mutex controlMutex_;
   std::atomic<bool> controlQueued_{false};
   std::atomic<bool> stopping_{false};

@@ -108,15 +108,11 @@ TcpTransport::~TcpTransport() {
   if (progress_) progress_->stop(stopQuietMs_.load(std::memory_order_relaxed));
 }
 
-void TcpTransport::useDoorbell(Doorbell* engine) {
-  if (progress_) progress_->useDoorbell(engine);
+void TcpTransport::useIdleSleep(IdleSleep* engine) {
+  if (progress_) progress_->useIdleSleep(engine);
 }
 
-void TcpTransport::useEngineWakeup(Wakeup* engine) {
-  if (progress_) progress_->useEngineWakeup(engine);
-}
-
-void TcpTransport::releaseSockets() {
+void TcpTransport::takeBackDescriptors() {
   if (progress_) progress_->releaseClaims();
 }
 

@@ -37,10 +37,9 @@ class TcpTransport final : public Transport {
   SendConnection& sendTo(int peer, Channel channel) override { return *at(peer).send[index(channel)]; }
   RecvConnection& recvFrom(int peer, Channel channel) override { return *at(peer).recv[index(channel)]; }
   Doorbell* doorbell() override { return nullptr; }
-  void useDoorbell(Doorbell* engine) override;
-  void useEngineWakeup(Wakeup* engine) override;
-  void releaseSockets() override;
-  bool movesDataOnItsOwnThread() const override { return true; }
+  ProgressBy progressBy() const override { return ProgressBy::kOwnThread; }
+  void useIdleSleep(IdleSleep* engine) override;
+  void takeBackDescriptors() override;
   void announceCollectiveStarted(const CollectiveCall& call) override;
   int64_t collectivesStartedBy(int peer) const override;
   void announceFailure(const std::string& sentence) override;
