@@ -22,7 +22,14 @@ struct MapStatus {
 }  // namespace
 
 Task<std::optional<Error>> registerWindow(const Team& team, RegionOffer mine, const WaitContext& wait) {
-  std::vector<RegionOffer> offers = co_await allPairsExchange(team, mine, wait);
+  // Offers of one build all have the same size: a key from each kind that
+  // registers memory.
+  const std::vector<unsigned char> encoded = mine.encode();
+  std::vector<unsigned char> all(encoded.size() * team.nranks);
+  co_await allPairsExchange(team, encoded.data(), encoded.size(), all.data(), wait);
+  std::vector<RegionOffer> offers;
+  for (int r = 0; r < team.nranks; ++r)
+    offers.push_back(RegionOffer::decode(all.data() + r * encoded.size(), encoded.size(), mine.keys.size(), r));
   std::vector<std::unique_ptr<PeerRegion>> byRank(team.nranks);
   MapStatus status;
   for (int r = 0; r < team.nranks && status.failedPeer < 0; ++r) {

@@ -21,15 +21,29 @@
 namespace loom {
 
 constexpr size_t kRegionKeyBytes = 64;
-constexpr size_t kMaxRegionKinds = 4;
 
-// What a rank sends its peers about one buffer it registers (plain bytes).
+// One transport kind's key to a registered buffer.
+struct RegionKey {
+  uint32_t kind = 0;  // index in transportKinds()
+  uint32_t unused = 0;
+  unsigned char bytes[kRegionKeyBytes] = {};
+};
+
+// What a rank sends its peers about one buffer it registers: a key from
+// each kind that can register memory, however many the build has.
 struct RegionOffer {
-  uint64_t window;  // the registration's number, the same on every rank
-  uint64_t base;    // the buffer's address in the offering process
-  uint64_t bytes;
-  uint64_t kinds;  // bit k: keys[k] holds transport kind k's key
-  unsigned char keys[kMaxRegionKinds][kRegionKeyBytes];
+  uint64_t window = 0;  // the registration's number, the same on every rank
+  uint64_t base = 0;    // the buffer's address in the offering process
+  uint64_t bytes = 0;
+  std::vector<RegionKey> keys;
+
+  // The key of transport kind `kind`, or null if the offer has none.
+  const RegionKey* keyOf(int kind) const;
+  // As it travels: plain bytes, as many for every offer of one build.
+  std::vector<unsigned char> encode() const;
+  // Throws loomRemoteError naming `sender` when `data` is not an offer
+  // of `size` bytes with at most `kinds` keys.
+  static RegionOffer decode(const unsigned char* data, size_t size, size_t kinds, int sender);
 };
 
 // One rank's registered buffer as this process reaches it.

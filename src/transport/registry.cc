@@ -28,23 +28,24 @@ std::string describe(const TransportFilter& filter) {
 
 const std::vector<TransportKind>& transportKinds() {
   static const std::vector<TransportKind> kinds = {
-      {"shm", shm::canConnect, shm::connect, shm::slotShape, shm::makeRegionKey, shm::openRegion},
-      {"tcp", tcp::canConnect, tcp::connect, tcp::slotShape, nullptr, nullptr},
+      {"shm", shm::canConnect, shm::connect, shm::slotShape, shm::makeRegionKey, shm::openRegion,
+       shm::allocateShareable, shm::freeShareable},
+      {"tcp", tcp::canConnect, tcp::connect, tcp::slotShape, nullptr, nullptr, nullptr, nullptr},
   };
   return kinds;
 }
 
 RegionOffer offerRegion(const char* api, uint64_t window, const void* base, size_t bytes) {
-  RegionOffer offer{};
+  RegionOffer offer;
   offer.window = window;
   offer.base = reinterpret_cast<uintptr_t>(base);
   offer.bytes = bytes;
   const std::vector<TransportKind>& kinds = transportKinds();
-  static_assert(sizeof(offer.keys) / sizeof(offer.keys[0]) >= 1);
-  for (size_t k = 0; k < kinds.size() && k < kMaxRegionKinds; ++k) {
+  for (size_t k = 0; k < kinds.size(); ++k) {
     if (kinds[k].makeRegionKey == nullptr) continue;
-    kinds[k].makeRegionKey(api, window, base, bytes, offer.keys[k]);
-    offer.kinds |= uint64_t{1} << k;
+    RegionKey& key = offer.keys.emplace_back();
+    key.kind = static_cast<uint32_t>(k);
+    kinds[k].makeRegionKey(api, window, base, bytes, key.bytes);
   }
   return offer;
 }
@@ -55,19 +56,31 @@ std::unique_ptr<PeerRegion> openRegion(int kind, const RegionOffer& offer, bool 
     *why = "its transport cannot register memory";
     return nullptr;
   }
-  if ((offer.kinds & (uint64_t{1} << kind)) == 0) {
+  const RegionKey* key = offer.keyOf(kind);
+  if (key == nullptr) {
     *why = std::string("its offer has no ") + kinds[kind].name + " key";
     return nullptr;
   }
-  return kinds[kind].openRegion(offer.keys[kind], own, why);
+  return kinds[kind].openRegion(key->bytes, own, why);
 }
 
+namespace {
+
+const TransportKind& allocatingKind() {
+  for (const TransportKind& kind : transportKinds())
+    if (kind.allocateRegistrable != nullptr) return kind;
+  fail(loomUnsupported,
+       "loomMemAlloc: no transport of this Loom allocates registrable memory (it has: " + knownKinds() + ")");
+}
+
+}  // namespace
+
 void* allocateRegistrable(size_t bytes) {
-  return shm::allocateShareable(bytes);
+  return allocatingKind().allocateRegistrable(bytes);
 }
 
 void freeRegistrable(void* pointer) {
-  shm::freeShareable(pointer);
+  allocatingKind().freeRegistrable(pointer);
 }
 
 int ownRegionKind() {

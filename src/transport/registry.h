@@ -64,6 +64,11 @@ struct TransportKind {
                         unsigned char key[kRegionKeyBytes]);
   // `own`: this rank's own buffer, which the region pins while it lives.
   std::unique_ptr<PeerRegion> (*openRegion)(const unsigned char key[kRegionKeyBytes], bool own, std::string* why);
+  // loomMemAlloc / loomMemFree's memory, which this kind can register (shm:
+  // memfd pages other processes can map); null for a kind that has none.
+  // Both throw an Error saying why.
+  void* (*allocateRegistrable)(size_t bytes);
+  void (*freeRegistrable)(void* pointer);
 };
 
 // Every kind, most preferred first.
@@ -91,8 +96,8 @@ std::unique_ptr<PeerRegion> openRegion(int kind, const RegionOffer& offer, bool 
 int ownRegionKind();
 // Whether transport kind `kind` can open peers' registered buffers.
 bool kindRegistersMemory(int kind);
-// loomMemAlloc / loomMemFree: memory every kind that registers can register
-// (today shared memory's memfd pages; freeing a registered buffer fails).
+// loomMemAlloc / loomMemFree: memory from the first kind that allocates
+// registrable memory (freeing a registered buffer fails).
 void* allocateRegistrable(size_t bytes);
 void freeRegistrable(void* pointer);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,66 @@ TEST(TransportRegistry, IdentitiesRoundTripAndMalformedOnesAreNamed) {
       EXPECT_NE(std::string(e.what()).find("rank 3 sent a malformed identity at init"), std::string::npos);
     }
   }
+}
+
+// A registration offer carries one key per kind that registers memory, as
+// many as the build has, and travels as plain bytes: they round-trip, and
+// bytes that are not an offer of this build are refused naming the sender.
+TEST(TransportRegistry, RegionOffersRoundTripWithAKeyPerRegisteringKind) {
+  void* memory = allocateRegistrable(4096);
+  RegionOffer offer = offerRegion("test", 7, static_cast<char*>(memory) + 64, 1000);
+  size_t registering = 0;
+  for (size_t k = 0; k < transportKinds().size(); ++k) {
+    const bool registers = kindRegistersMemory(static_cast<int>(k));
+    registering += registers;
+    EXPECT_EQ(offer.keyOf(static_cast<int>(k)) != nullptr, registers) << transportKinds()[k].name;
+  }
+  ASSERT_EQ(offer.keys.size(), registering);
+  ASSERT_GE(registering, 1u);
+
+  const std::vector<unsigned char> bytes = offer.encode();
+  const RegionOffer back = RegionOffer::decode(bytes.data(), bytes.size(), registering, 3);
+  EXPECT_EQ(back.window, 7u);
+  EXPECT_EQ(back.base, reinterpret_cast<uintptr_t>(memory) + 64);
+  EXPECT_EQ(back.bytes, 1000u);
+  ASSERT_EQ(back.keys.size(), offer.keys.size());
+  for (size_t i = 0; i < back.keys.size(); ++i) {
+    EXPECT_EQ(back.keys[i].kind, offer.keys[i].kind);
+    EXPECT_EQ(std::memcmp(back.keys[i].bytes, offer.keys[i].bytes, kRegionKeyBytes), 0);
+  }
+  std::string why;
+  EXPECT_NE(openRegion(ownRegionKind(), back, true, &why), nullptr) << why;
+
+  auto refused = [&](std::vector<unsigned char> wrong, size_t kinds) {
+    try {
+      RegionOffer::decode(wrong.data(), wrong.size(), kinds, 3);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), loomRemoteError);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused({bytes.begin(), bytes.end() - 1}, registering).find("rank 3 sent a registration offer"),
+            std::string::npos);
+  EXPECT_NE(refused({bytes.begin(), bytes.begin() + 8}, registering).find("rank 3"), std::string::npos);
+  EXPECT_NE(refused(bytes, registering - 1).find("is every rank running the same Loom?"), std::string::npos);
+  freeRegistrable(memory);
+}
+
+// loomMemAlloc's memory comes from the kind the registry names for it, and
+// goes back there; what it did not hand out is refused with a sentence.
+TEST(TransportRegistry, RegistrableMemoryComesFromTheRegistry) {
+  void* memory = allocateRegistrable(100);
+  ASSERT_NE(memory, nullptr);
+  std::memset(memory, 0x5a, 100);
+  int x = 0;
+  try {
+    freeRegistrable(&x);
+    ADD_FAILURE() << "freeing memory the registry did not hand out was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), loomInvalidArgument) << e.what();
+  }
+  freeRegistrable(memory);
 }
 
 }  // namespace
