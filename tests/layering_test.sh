@@ -35,10 +35,11 @@ check collectives 'core/(communicator|engine|c_api|group|operation|request)' "co
 # The engine and the algorithms know transports only through the seam
 # (connection.h, transport.h, idle_sleep.h): no transport's types, and none
 # of the things one kind has and another has not (sockets, poll sets,
-# eventfds, futexes), in their code. Comments may name them to say why.
-# Settings still named per kind (config.h's shm and socket fields) go
-# through TransportSettings.
+# eventfds, futexes) nor one kind's settings (each kind reads and agrees
+# its own: transport/*/*_settings.*), in their code. Comments may name
+# them to say why.
 names='\b(Tcp|Shm|Socket)[A-Z][A-Za-z]*|\bpollfd\b|(^|[^A-Za-z_])::poll\(|\bWakeup\b|\beventfd|\bfutex|releaseSockets|pollFds?_'
+names+='|\b(shm|socket)Slots?(Bytes)?\b|crossMemoryAttach|socketsPerPeer|socketBufferBytes'
 for layer in core collectives; do
   # Each line without its comment, as FILE:LINE:code.
   hits=$(find "$src/$layer" -name '*.h' -o -name '*.cc' | sort |

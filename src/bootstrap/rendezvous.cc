@@ -22,7 +22,6 @@ namespace {
 // ranks that did not arrive; the rank waits this much longer for that answer
 // before it gives up on its own (when the rendezvous itself is stuck).
 constexpr int64_t kAnswerGraceMs = 2000;
-constexpr size_t kMaxRoundPayload = 1 << 20;
 
 void serve(Socket listener, const Secret& secret, int64_t waitForRanksMs, const AdmissionLimits& limits,
            const std::string& where) {

@@ -7,12 +7,17 @@
 //   'T', then a sentence: some ranks did not arrive within the timeout
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace loom::bootstrap {
 
 enum class RoundFailure : char { kRankLeft = 'E', kTimedOut = 'T' };
+
+// The most one rank may contribute to one round (the rendezvous refuses a
+// larger part; a reply holds one per rank).
+constexpr size_t kMaxRoundPayload = 1 << 20;
 
 std::string encodeRoundReply(const std::vector<std::string>& contributions);
 std::string encodeRoundFailure(RoundFailure kind, const std::string& sentence);

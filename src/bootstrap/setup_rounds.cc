@@ -13,7 +13,6 @@
 namespace loom::bootstrap {
 namespace {
 
-constexpr size_t kMaxRoundPayload = 1 << 20;
 // An admitted rank may take this long to send the rest of a part it began,
 // and to take in a reply.
 constexpr int64_t kFrameMs = 10000;

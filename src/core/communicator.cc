@@ -127,21 +127,14 @@ std::vector<RankIdentity> Communicator::exchangeIdentities(bootstrap::Rendezvous
 void Communicator::connectPeers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
   if (team_.nranks == 1) return;
   TransportSettings settings;
-  settings.shmSlotBytes = config_.shmSlotBytes;
-  settings.shmSlots = config_.shmSlots;
-  settings.socketSlotBytes = config_.socketSlotBytes;
-  settings.socketSlots = config_.socketSlots;
-  settings.crossMemoryAttach = config_.crossMemoryAttach;
-  settings.socketsPerPeer = config_.socketsPerPeer;
-  settings.socketBufferBytes = config_.socketBufferBytes;
-  settings.sockets = config_.sockets;
+  settings.kinds = config_.kinds;
+  settings.network = config_.sockets;
   settings.timeoutMs = config_.timeoutMs;
   connections_ = std::make_unique<Connections>(
       team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
   team_.connections = connections_.get();
   team_.slotBytes = connections_->slotBytesAmong(team_.members);
-  const std::string whyNoSingleCopy =
-      config_.crossMemoryAttach ? connections_->peerMemoryUnavailable() : std::string("LOOM_CMA is not 1");
+  const std::string whyNoSingleCopy = connections_->peerMemoryUnavailable();
   // A forced algorithm is never silently replaced: a benchmark or test that
   // asked for single-copy reads must not measure the FIFOs instead.
   if (config_.algorithm == "direct" && connections_->peerMemory() == nullptr)

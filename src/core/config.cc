@@ -11,29 +11,12 @@
 #include <optional>
 
 #include "base/deadline.h"
+#include "base/env_value.h"
 #include "base/error.h"
 #include "transport/registry.h"
 
 namespace loom {
 namespace {
-
-std::optional<std::string> env(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || value[0] == '\0') return std::nullopt;
-  return std::string(value);
-}
-
-// Whole-string decimal integer in [lo, hi]; the sentence names the variable.
-int64_t parseInteger(const std::string& text, const char* what, int64_t lo, int64_t hi) {
-  errno = 0;
-  char* end = nullptr;
-  long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || value < lo || value > hi) {
-    fail(loomInvalidArgument, std::string(what) + "='" + text + "' is not an integer between " + std::to_string(lo) +
-                                  " and " + std::to_string(hi));
-  }
-  return value;
-}
 
 // USR1 or USR2, with or without SIG, any case: the signals a process can
 // spare for "print what you are doing".
@@ -67,16 +50,9 @@ constexpr RankVariables kLaunchers[] = {
 };
 
 std::string required(const char* name, const std::string& why) {
-  auto value = env(name);
+  auto value = envValue(name);
   if (!value) fail(loomInvalidUsage, std::string(name) + " is not set; " + why);
   return *value;
-}
-
-// A slot size: whole cache lines, 4 KiB to 64 MiB.
-void readSlotBytes(const char* name, size_t* bytes) {
-  if (auto text = env(name)) *bytes = parseInteger(*text, name, 4096, 64 << 20);
-  if (*bytes % 64 != 0)
-    fail(loomInvalidArgument, std::string(name) + "=" + std::to_string(*bytes) + " is not a multiple of 64");
 }
 
 }  // namespace
@@ -94,26 +70,15 @@ std::vector<std::string> loomVariablesForLog() {
 
 CommConfig readCommConfig(const loomConfig_t* user) {
   CommConfig config;
-  if (auto timeout = env("LOOM_TIMEOUT_MS"))
-    config.timeoutMs = std::min(parseInteger(*timeout, "LOOM_TIMEOUT_MS", 1, INT64_MAX), Deadline::kForeverMs);
-  readSlotBytes("LOOM_SHM_SLOT_BYTES", &config.shmSlotBytes);
-  if (auto slots = env("LOOM_SHM_SLOTS")) config.shmSlots = parseInteger(*slots, "LOOM_SHM_SLOTS", 2, 1024);
-  readSlotBytes("LOOM_SOCKET_SLOT_BYTES", &config.socketSlotBytes);
-  if (auto slots = env("LOOM_SOCKET_SLOTS")) config.socketSlots = parseInteger(*slots, "LOOM_SOCKET_SLOTS", 2, 1024);
-  if (auto sockets = env("LOOM_SOCKET_NSOCKS"))
-    config.socketsPerPeer = parseInteger(*sockets, "LOOM_SOCKET_NSOCKS", 1, 64);
-  if (auto bytes = env("LOOM_SOCKET_BUFFER_BYTES")) {
-    config.socketBufferBytes = static_cast<int>(parseInteger(*bytes, "LOOM_SOCKET_BUFFER_BYTES", 0, 1 << 30));
-    if (config.socketBufferBytes > 0 && config.socketBufferBytes < 4096)
-      fail(loomInvalidArgument,
-           "LOOM_SOCKET_BUFFER_BYTES=" + *bytes + " is below 4096 (0 or unset lets the kernel size TCP's buffers)");
-  }
-  config.sockets = socketRequest();  // refuses a malformed list here, before any rank waits
-  if (auto transports = env("LOOM_TRANSPORTS")) {
+  if (auto timeout = envValue("LOOM_TIMEOUT_MS"))
+    config.timeoutMs = std::min(parseEnvInteger(*timeout, "LOOM_TIMEOUT_MS", 1, INT64_MAX), Deadline::kForeverMs);
+  config.kinds = readKindSettings();  // each transport kind's own variables, refused here if malformed
+  config.sockets = socketRequest();   // refuses a malformed list here, before any rank waits
+  if (auto transports = envValue("LOOM_TRANSPORTS")) {
     parseTransportFilter(*transports, "LOOM_TRANSPORTS");  // refuses unknown names here, before any rank waits
     config.transports = *transports;
   }
-  if (auto algorithm = env("LOOM_ALGO")) {
+  if (auto algorithm = envValue("LOOM_ALGO")) {
     if (*algorithm != "ring" && *algorithm != "allpairs" && *algorithm != "direct" && *algorithm != "tree" &&
         *algorithm != "hierarchical")
       fail(loomInvalidArgument,
@@ -122,22 +87,19 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     config.algorithm = *algorithm;
   }
   config.topoFile = topologyFileFromEnvironment();
-  config.topoDumpFile = env("LOOM_TOPO_DUMP_FILE").value_or("");
-  if (auto limit = env("LOOM_ALLPAIRS_MAX_BYTES"))
-    config.allPairsMaxBytes = parseInteger(*limit, "LOOM_ALLPAIRS_MAX_BYTES", 0, 64 << 20);
-  if (auto cma = env("LOOM_CMA")) {
-    if (*cma != "0" && *cma != "1") fail(loomInvalidArgument, "LOOM_CMA='" + *cma + "' is not 0 or 1");
-    config.crossMemoryAttach = *cma == "1";
-  }
-  if (auto limit = env("LOOM_TREE_MAX_BYTES"))
-    config.treeMaxBytes = parseInteger(*limit, "LOOM_TREE_MAX_BYTES", 0, INT64_MAX / 2);
-  if (auto limit = env("LOOM_DIRECT_MIN_BYTES"))
-    config.directMinBytes = parseInteger(*limit, "LOOM_DIRECT_MIN_BYTES", 0, INT64_MAX / 2);
-  if (auto yields = env("LOOM_YIELD_US")) config.yieldMicros = parseInteger(*yields, "LOOM_YIELD_US", 0, 10000000);
-  if (auto entries = env("LOOM_FLIGHT_RECORDER_ENTRIES"))
-    config.flightRecorderEntries = parseInteger(*entries, "LOOM_FLIGHT_RECORDER_ENTRIES", 0, 1 << 20);
-  if (auto signal = env("LOOM_DUMP_ON_SIGNAL")) config.dumpSignal = parseDumpSignal(*signal);
-  if (auto spin = env("LOOM_SPIN")) config.spinIterations = parseInteger(*spin, "LOOM_SPIN", 0, 1 << 30);
+  config.topoDumpFile = envValue("LOOM_TOPO_DUMP_FILE").value_or("");
+  if (auto limit = envValue("LOOM_ALLPAIRS_MAX_BYTES"))
+    config.allPairsMaxBytes = parseEnvInteger(*limit, "LOOM_ALLPAIRS_MAX_BYTES", 0, 64 << 20);
+  if (auto limit = envValue("LOOM_TREE_MAX_BYTES"))
+    config.treeMaxBytes = parseEnvInteger(*limit, "LOOM_TREE_MAX_BYTES", 0, INT64_MAX / 2);
+  if (auto limit = envValue("LOOM_DIRECT_MIN_BYTES"))
+    config.directMinBytes = parseEnvInteger(*limit, "LOOM_DIRECT_MIN_BYTES", 0, INT64_MAX / 2);
+  if (auto yields = envValue("LOOM_YIELD_US"))
+    config.yieldMicros = parseEnvInteger(*yields, "LOOM_YIELD_US", 0, 10000000);
+  if (auto entries = envValue("LOOM_FLIGHT_RECORDER_ENTRIES"))
+    config.flightRecorderEntries = parseEnvInteger(*entries, "LOOM_FLIGHT_RECORDER_ENTRIES", 0, 1 << 20);
+  if (auto signal = envValue("LOOM_DUMP_ON_SIGNAL")) config.dumpSignal = parseDumpSignal(*signal);
+  if (auto spin = envValue("LOOM_SPIN")) config.spinIterations = parseEnvInteger(*spin, "LOOM_SPIN", 0, 1 << 30);
 
   if (user != nullptr) {
     if (user->size < sizeof(size_t) + sizeof(int64_t))
@@ -153,13 +115,14 @@ CommConfig readCommConfig(const loomConfig_t* user) {
 }
 
 std::string topologyFileFromEnvironment() {
-  return env("LOOM_TOPO_FILE").value_or("");
+  return envValue("LOOM_TOPO_FILE").value_or("");
 }
 
 bootstrap::InterfaceRequest socketRequest() {
   bootstrap::InterfaceRequest request;
-  if (auto list = env("LOOM_SOCKET_IFNAME")) request.list = bootstrap::parseInterfaceList(*list, "LOOM_SOCKET_IFNAME");
-  if (auto family = env("LOOM_SOCKET_FAMILY"))
+  if (auto list = envValue("LOOM_SOCKET_IFNAME"))
+    request.list = bootstrap::parseInterfaceList(*list, "LOOM_SOCKET_IFNAME");
+  if (auto family = envValue("LOOM_SOCKET_FAMILY"))
     request.family = bootstrap::parseAddressFamily(*family, "LOOM_SOCKET_FAMILY");
   return request;
 }
@@ -168,7 +131,7 @@ LaunchEnvironment readLaunchEnvironment() {
   LaunchEnvironment launch;
   const RankVariables* found = nullptr;
   for (const RankVariables& candidate : kLaunchers) {
-    if (env(candidate.rank)) {
+    if (envValue(candidate.rank)) {
       found = &candidate;
       break;
     }
@@ -180,16 +143,16 @@ LaunchEnvironment readLaunchEnvironment() {
   launch.launcher = found->launcher;
   const std::string because =
       std::string("the ") + found->launcher + " launch sets " + found->rank + " and needs it too";
-  launch.rank = parseInteger(*env(found->rank), found->rank, 0, 1 << 24);
-  launch.nranks = parseInteger(required(found->size, because), found->size, 1, 1 << 24);
+  launch.rank = parseEnvInteger(*envValue(found->rank), found->rank, 0, 1 << 24);
+  launch.nranks = parseEnvInteger(required(found->size, because), found->size, 1, 1 << 24);
   if (launch.rank >= launch.nranks)
     fail(loomInvalidUsage, std::string(found->rank) + "=" + std::to_string(launch.rank) + " is not below " +
                                found->size + "=" + std::to_string(launch.nranks));
-  if (auto local = env(found->localRank)) launch.localRank = parseInteger(*local, found->localRank, 0, 1 << 24);
+  if (auto local = envValue(found->localRank)) launch.localRank = parseEnvInteger(*local, found->localRank, 0, 1 << 24);
   const std::string rendezvous = "Loom meets its peers at MASTER_ADDR:MASTER_PORT (set both, as torchrun does)";
   launch.masterAddr = required("MASTER_ADDR", rendezvous);
-  launch.masterPort = parseInteger(required("MASTER_PORT", rendezvous), "MASTER_PORT", 1, 65535);
-  if (auto secret = env("LOOM_SECRET")) launch.secret = *secret;
+  launch.masterPort = parseEnvInteger(required("MASTER_PORT", rendezvous), "MASTER_PORT", 1, 65535);
+  if (auto secret = envValue("LOOM_SECRET")) launch.secret = *secret;
   return launch;
 }
 

@@ -1,6 +1,8 @@
-// Every environment variable Loom reads is read here, and only here, so the
-// list in README.md can be checked against one file; the logger's own
-// (LOOM_DEBUG*) are read under it, in base/log_settings.cc.
+// Every environment variable Loom reads is read here, so the list in
+// README.md can be checked against few files: the logger's own
+// (LOOM_DEBUG*) are read under it, in base/log_settings.cc, and each
+// transport kind's own (LOOM_SHM_*, LOOM_CMA, LOOM_SOCKET_* but the
+// interface) in its folder's *_settings.cc, through readKindSettings.
 #pragma once
 
 #include <loom/loom.h>
@@ -12,6 +14,7 @@
 
 #include "base/log_settings.h"
 #include "bootstrap/interface_choice.h"
+#include "transport/registry.h"
 
 namespace loom {
 
@@ -25,23 +28,17 @@ constexpr int64_t kDefaultTimeoutMs = 10 * 60 * 1000;
 struct CommConfig {
   int64_t timeoutMs = kDefaultTimeoutMs;  // config->timeoutMs, else LOOM_TIMEOUT_MS
   std::string name;                       // config->name, for messages
-  size_t shmSlotBytes = 128 * 1024;       // LOOM_SHM_SLOT_BYTES
-  int shmSlots = 8;                       // LOOM_SHM_SLOTS
   int spinIterations = -1;                // LOOM_SPIN; -1: chosen from cores vs ranks
   int64_t yieldMicros = -1;               // LOOM_YIELD_US: time spent yielding before a futex sleep; -1: chosen
   std::string algorithm;                  // LOOM_ALGO: "", "ring", "allpairs", "direct" or "tree"
   std::string topoFile;                   // LOOM_TOPO_FILE: NCCL or hwloc XML instead of detection
   std::string topoDumpFile;               // LOOM_TOPO_DUMP_FILE: write what was detected (NCCL XML)
   size_t allPairsMaxBytes = 16 * 1024;    // LOOM_ALLPAIRS_MAX_BYTES
-  bool crossMemoryAttach = false;         // LOOM_CMA: single-copy reads of peers' buffers
   size_t directMinBytes = 256 * 1024;     // LOOM_DIRECT_MIN_BYTES
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
   std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
-  int socketsPerPeer = 1;                 // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
-  int socketBufferBytes = 0;              // LOOM_SOCKET_BUFFER_BYTES; 0: the kernel's autotuning
-  size_t socketSlotBytes = 256 * 1024;    // LOOM_SOCKET_SLOT_BYTES
-  int socketSlots = 8;                    // LOOM_SOCKET_SLOTS
   bootstrap::InterfaceRequest sockets;    // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: the interface to offer
+  KindSettingsList kinds;                 // every transport kind's own settings (registry.h)
   size_t flightRecorderEntries = 32;      // LOOM_FLIGHT_RECORDER_ENTRIES: operations kept per communicator
   int dumpSignal = 0;                     // LOOM_DUMP_ON_SIGNAL: USR1 or USR2 dumps the flight recorders
 };

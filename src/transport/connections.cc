@@ -15,14 +15,15 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
   checkSettingsAgree(settings, rendezvous);
   kindOf_ = chooseTransports(identities, rank, filter);
   const std::vector<TransportKind>& kinds = transportKinds();
-  for (const TransportKind& kind : kinds) slotShapeOfKind_.push_back(kind.slotShape(settings));
+  for (const auto& own : settings.kinds) slotShapeOfKind_.push_back(own->slotShape());
   for (size_t k = 0; k < kinds.size(); ++k) {
     std::vector<int> peers;
     for (size_t peer = 0; peer < identities.size(); ++peer)
       if (kindOf_[peer] == static_cast<int>(k)) peers.push_back(static_cast<int>(peer));
     // Every kind sets up on every rank, even with no peers here (excluded,
     // or not needed): its rounds are collective, so all ranks run the same.
-    std::unique_ptr<Transport> transport = kinds[k].connect({rank, identities, peers, settings, rendezvous});
+    std::unique_ptr<Transport> transport =
+        kinds[k].connect({rank, identities, peers, settings, *settings.kinds[k], rendezvous});
     if (peers.empty()) continue;  // it took part in the rounds, and carries nothing here
     for (int peer : peers) byPeer_[peer] = transport.get();
     transports_.push_back(std::move(transport));
@@ -57,10 +58,8 @@ void Connections::checkSettingsAgree(const TransportSettings& settings, bootstra
   std::string allowed;  // the kinds it leaves, however it was spelt ("^shm", "tcp")
   for (const TransportKind& kind : transportKinds())
     if (filter_.allows(kind.name)) allowed += (allowed.empty() ? "" : ",") + std::string(kind.name);
-  const std::string mine = "LOOM_TRANSPORTS=" + allowed + " LOOM_SHM_SLOTS=" + std::to_string(settings.shmSlots) +
-                           " LOOM_SHM_SLOT_BYTES=" + std::to_string(settings.shmSlotBytes) +
-                           " LOOM_SOCKET_SLOTS=" + std::to_string(settings.socketSlots) +
-                           " LOOM_SOCKET_SLOT_BYTES=" + std::to_string(settings.socketSlotBytes);
+  std::string mine = "LOOM_TRANSPORTS=" + allowed;
+  for (const auto& own : settings.kinds) mine += " " + own->agreement();
   const std::vector<std::string> all = rendezvous.allGather(mine);
   for (size_t peer = 0; peer < all.size(); ++peer)
     if (all[peer] != mine)

@@ -5,7 +5,9 @@
 #include "base/error.h"
 #include "transport/shm/peer_windows.h"
 #include "transport/shm/shareable_memory.h"
+#include "transport/shm/shm_settings.h"
 #include "transport/shm/shm_transport.h"
+#include "transport/tcp/tcp_settings.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace loom {
@@ -28,11 +30,17 @@ std::string describe(const TransportFilter& filter) {
 
 const std::vector<TransportKind>& transportKinds() {
   static const std::vector<TransportKind> kinds = {
-      {"shm", shm::canConnect, shm::connect, shm::slotShape, shm::makeRegionKey, shm::openRegion,
+      {"shm", shm::canConnect, shm::connect, shm::readSettings, shm::makeRegionKey, shm::openRegion,
        shm::allocateShareable, shm::freeShareable},
-      {"tcp", tcp::canConnect, tcp::connect, tcp::slotShape, nullptr, nullptr, nullptr, nullptr},
+      {"tcp", tcp::canConnect, tcp::connect, tcp::readSettings, nullptr, nullptr, nullptr, nullptr},
   };
   return kinds;
+}
+
+KindSettingsList readKindSettings() {
+  KindSettingsList settings;
+  for (const TransportKind& kind : transportKinds()) settings.push_back(kind.readSettings());
+  return settings;
 }
 
 RegionOffer offerRegion(const char* api, uint64_t window, const void* base, size_t bytes) {

@@ -19,20 +19,34 @@
 
 namespace loom {
 
+// How a kind's FIFOs are cut under its settings: `slots` slots of `bytes`
+// data bytes each, each way.
+struct SlotShape {
+  int slots = 0;
+  size_t bytes = 0;
+};
+
+// One kind's own settings, read from its LOOM_* variables and checked once
+// per communicator, before any rank waits (TransportKind::readSettings).
+class KindSettings {
+ public:
+  virtual ~KindSettings() = default;
+  // What every rank must set alike, as "LOOM_X=1 LOOM_Y=2". Algorithms cut
+  // messages by the smallest slot among a team's pairs
+  // (Connections::slotBytesAmong), which every rank computes from its own
+  // settings: ranks that never share one of this kind's FIFOs must still
+  // agree on its slots.
+  virtual std::string agreement() const = 0;
+  // Its FIFOs' slots.
+  virtual SlotShape slotShape() const = 0;
+};
+// Every kind's, by index in transportKinds().
+using KindSettingsList = std::vector<std::shared_ptr<const KindSettings>>;
+
 // What a transport's setup may use, filled in by the communicator.
 struct TransportSettings {
-  // Shared memory's FIFOs: LOOM_SHM_SLOT_BYTES, LOOM_SHM_SLOTS.
-  size_t shmSlotBytes = 0;
-  int shmSlots = 0;
-  // TCP's rings: LOOM_SOCKET_SLOT_BYTES, LOOM_SOCKET_SLOTS. Kinds may cut
-  // messages differently; algorithms cut by the smallest slot among a
-  // team's pairs (Connections::slotBytesAmong), so every rank cuts alike.
-  size_t socketSlotBytes = 0;
-  int socketSlots = 0;
-  bool crossMemoryAttach = false;       // try single-copy reads of peers' memory
-  int socketsPerPeer = 1;               // LOOM_SOCKET_NSOCKS: TCP sockets per peer and channel
-  int socketBufferBytes = 0;            // LOOM_SOCKET_BUFFER_BYTES: SO_SNDBUF/SO_RCVBUF; 0: autotuning
-  bootstrap::InterfaceRequest sockets;  // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: where TCP listens
+  KindSettingsList kinds;               // readKindSettings()
+  bootstrap::InterfaceRequest network;  // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: where the bootstrap listens too
   int64_t timeoutMs = 0;                // the communicator's timeout, for connecting
 };
 
@@ -41,14 +55,8 @@ struct TransportSetup {
   const std::vector<RankIdentity>& identities;  // by communicator rank
   const std::vector<int>& peers;                // the ranks this kind connects to this one; may be empty
   const TransportSettings& settings;
+  const KindSettings& own;                  // settings.kinds[this kind], as the kind's own type
   bootstrap::RendezvousClient& rendezvous;  // its rounds are collective over all ranks
-};
-
-// How a kind's FIFOs are cut under given settings: `slots` slots of `bytes`
-// data bytes each, each way.
-struct SlotShape {
-  int slots = 0;
-  size_t bytes = 0;
 };
 
 struct TransportKind {
@@ -57,8 +65,9 @@ struct TransportKind {
   // Collective over every rank, including ranks that have no peer on this
   // kind (their `peers` is empty): setups exchange addresses in rounds.
   std::unique_ptr<Transport> (*connect)(const TransportSetup& setup);
-  // Its FIFOs' slots under these settings.
-  SlotShape (*slotShape)(const TransportSettings& settings);
+  // Reads and checks this kind's LOOM_* variables; throws
+  // loomInvalidArgument naming a malformed one.
+  std::shared_ptr<const KindSettings> (*readSettings)();
   // Registration (regions.h); null for a kind that cannot register memory.
   void (*makeRegionKey)(const char* api, uint64_t window, const void* base, size_t bytes,
                         unsigned char key[kRegionKeyBytes]);
@@ -73,6 +82,8 @@ struct TransportKind {
 
 // Every kind, most preferred first.
 const std::vector<TransportKind>& transportKinds();
+// Every kind's settings from the environment (TransportKind::readSettings).
+KindSettingsList readKindSettings();
 
 // LOOM_TRANSPORTS: a comma-separated list of kinds to use, or of kinds to
 // exclude after a leading '^'. Empty: every kind.

@@ -17,19 +17,46 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/error.h"
 #include "bootstrap/unique_id.h"
 #include "core/config.h"
-#include "base/error.h"
 #include "fuzz_support.h"
 
 namespace {
 
 constexpr const char* kVariables[] = {
-    "LOOM_TIMEOUT_MS", "LOOM_SHM_SLOT_BYTES", "LOOM_SHM_SLOTS", "LOOM_SPIN", "LOOM_YIELD_US", "LOOM_ALGO",
-    "LOOM_TREE_MAX_BYTES", "LOOM_ALLPAIRS_MAX_BYTES", "LOOM_CMA", "LOOM_DIRECT_MIN_BYTES", "LOOM_TOPO_FILE",
-    "LOOM_TOPO_DUMP_FILE", "LOOM_SOCKET_SLOT_BYTES", "LOOM_SOCKET_SLOTS", "LOOM_SOCKET_BUFFER_BYTES", "LOOM_SOCKET_IFNAME", "LOOM_SOCKET_FAMILY", "LOOM_SECRET", "RANK", "WORLD_SIZE", "LOCAL_RANK",
-    "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-    "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID",
+    "LOOM_TIMEOUT_MS",
+    "LOOM_SHM_SLOT_BYTES",
+    "LOOM_SHM_SLOTS",
+    "LOOM_SPIN",
+    "LOOM_YIELD_US",
+    "LOOM_ALGO",
+    "LOOM_TREE_MAX_BYTES",
+    "LOOM_ALLPAIRS_MAX_BYTES",
+    "LOOM_CMA",
+    "LOOM_DIRECT_MIN_BYTES",
+    "LOOM_TOPO_FILE",
+    "LOOM_TOPO_DUMP_FILE",
+    "LOOM_SOCKET_SLOT_BYTES",
+    "LOOM_SOCKET_SLOTS",
+    "LOOM_SOCKET_BUFFER_BYTES",
+    "LOOM_SOCKET_IFNAME",
+    "LOOM_SOCKET_FAMILY",
+    "LOOM_SECRET",
+    "RANK",
+    "WORLD_SIZE",
+    "LOCAL_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "SLURM_PROCID",
+    "SLURM_NTASKS",
+    "SLURM_LOCALID",
+    "PMI_RANK",
+    "PMI_SIZE",
+    "MPI_LOCALRANKID",
 };
 
 bool known(const std::string& name) {
@@ -38,7 +65,9 @@ bool known(const std::string& name) {
   return false;
 }
 
-int64_t number(const std::string& text) { return std::strtoll(text.c_str(), nullptr, 0); }
+int64_t number(const std::string& text) {
+  return std::strtoll(text.c_str(), nullptr, 0);
+}
 
 }  // namespace
 
@@ -98,9 +127,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     loom::CommConfig c = loom::readCommConfig(haveConfig ? &config : nullptr);
     // The documented ranges (README's table) are what the rest of Loom relies on.
-    if (c.timeoutMs < 1 || c.shmSlotBytes < 4096 || c.shmSlotBytes > (64u << 20) || c.shmSlotBytes % 64 != 0 ||
-        c.shmSlots < 2 || c.shmSlots > 1024 || c.yieldMicros < -1)
-      std::abort();
+    if (c.timeoutMs < 1 || c.yieldMicros < -1) std::abort();
+    if (c.kinds.size() != loom::transportKinds().size()) std::abort();
+    for (const auto& kind : c.kinds) {
+      const loom::SlotShape shape = kind->slotShape();
+      if (shape.bytes < 4096 || shape.bytes > (64u << 20) || shape.bytes % 64 != 0 || shape.slots < 2 ||
+          shape.slots > 1024)
+        std::abort();
+    }
   } catch (const loom::Error&) {
   }
   (void)loom::topologyFileFromEnvironment();

@@ -10,6 +10,7 @@
 #include "bootstrap/unique_id.h"
 #include "transport/shm/cross_memory_attach.h"
 #include "transport/shm/peer_check.h"
+#include "transport/shm/shm_settings.h"
 
 namespace loom::shm {
 namespace {
@@ -25,16 +26,13 @@ bool canConnect(const RankIdentity& a, const RankIdentity& b) {
   return a.host == b.host;
 }
 
-SlotShape slotShape(const TransportSettings& settings) {
-  return {settings.shmSlots, settings.shmSlotBytes};
-}
-
 std::unique_ptr<Transport> connect(const TransportSetup& setup) {
+  const auto& settings = static_cast<const ShmSettings&>(setup.own);
   std::vector<pid_t> pids;
   for (const RankIdentity& identity : setup.identities) pids.push_back(identity.pid);
-  FifoGeometry geometry{setup.settings.shmSlotBytes, setup.settings.shmSlots};
-  if (setup.settings.crossMemoryAttach && !setup.peers.empty()) enableCrossMemoryAttach();
-  return std::make_unique<ShmTransport>(setup.rank, setup.peers, pids, geometry, setup.settings.crossMemoryAttach,
+  FifoGeometry geometry{settings.slotBytes, settings.slots};
+  if (settings.crossMemoryAttach && !setup.peers.empty()) enableCrossMemoryAttach();
+  return std::make_unique<ShmTransport>(setup.rank, setup.peers, pids, geometry, settings.crossMemoryAttach,
                                         setup.rendezvous);
 }
 
@@ -103,7 +101,10 @@ ShmTransport::ShmTransport(int rank, const std::vector<int>& peers, const std::v
       send_[index(peer, channel)] = std::make_unique<ShmSendConnection>(outgoing, geometry, them);
     }
   }
-  if (tryPeerMemory) agreeOnPeerMemory(pids, probes, rendezvous);
+  if (tryPeerMemory)
+    agreeOnPeerMemory(pids, probes, rendezvous);
+  else
+    peerMemoryUnavailable_ = "LOOM_CMA is not 1";
 }
 
 void ShmTransport::mapPeers(const std::vector<int>& peers, const std::vector<std::string>& entries,

@@ -27,7 +27,6 @@ namespace loom::shm {
 // The registry's entries for shared memory: ranks of one host.
 bool canConnect(const RankIdentity& a, const RankIdentity& b);
 std::unique_ptr<Transport> connect(const TransportSetup& setup);
-SlotShape slotShape(const TransportSettings& settings);
 
 class ShmTransport final : public Transport {
  public:

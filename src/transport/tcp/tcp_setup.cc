@@ -12,6 +12,7 @@
 #include "transport/tcp/tcp_accept.h"
 #include "transport/tcp/tcp_buffers.h"
 #include "transport/tcp/tcp_hello.h"
+#include "transport/tcp/tcp_settings.h"
 #include "transport/transport.h"
 
 namespace loom::tcp {
@@ -60,7 +61,8 @@ Entry parseEntry(const std::string& text, int rank) {
 }  // namespace
 
 std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceName) {
-  const int n = setup.settings.socketsPerPeer;
+  const auto& settings = static_cast<const TcpSettings&>(setup.own);
+  const int n = settings.socketsPerPeer;
   const int perPeer = kChannels * n;
   bootstrap::Socket listener;
   bootstrap::Secret token = bootstrap::randomSecret();
@@ -69,9 +71,9 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
     // The rendezvous's address hints at the NIC that reaches the other
     // hosts: with LOOM_SOCKET_IFNAME unset, one on its subnet is preferred.
     const bootstrap::ChosenInterface interface =
-        bootstrap::findInterface(setup.settings.sockets, setup.rendezvous.address());
+        bootstrap::findInterface(setup.settings.network, setup.rendezvous.address());
     uint16_t port = 0;
-    listener = bootstrap::listenTcp(bootstrap::Endpoint{interface.address, 0}, &port, setup.settings.socketBufferBytes);
+    listener = bootstrap::listenTcp(bootstrap::Endpoint{interface.address, 0}, &port, settings.socketBufferBytes);
     *interfaceName = interface.name;
     // As NCCL's "NET/Socket : Using eth0:10.0.0.1<0>": which interface and
     // address, and what chose them, once per rank.
@@ -102,7 +104,7 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
     const std::string what = listener + " at " + entry.endpoint.toString();
     for (int s = 0; s < perPeer; ++s) {
       bootstrap::Socket socket =
-          bootstrap::connectTcp(entry.endpoint, deadline, listener.c_str(), setup.settings.socketBufferBytes);
+          bootstrap::connectTcp(entry.endpoint, deadline, listener.c_str(), settings.socketBufferBytes);
       const Hello hello = makeHello(entry.token, setup.rank, s);
       bootstrap::sendAll(socket.fd(), &hello, sizeof(hello), deadline, what);
       sockets[indexOf[peer]][s] = std::move(socket);
@@ -116,7 +118,7 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
     std::vector<std::vector<bootstrap::Socket>> accepted = acceptPeers(listener.fd(), below, deadline);
     for (size_t i = 0; i < below.peers.size(); ++i) sockets[indexOf[below.peers[i]]] = std::move(accepted[i]);
   }
-  if (!setup.peers.empty()) reportSocketBuffers(setup.rank, sockets[0][0].fd(), setup.settings.socketBufferBytes);
+  if (!setup.peers.empty()) reportSocketBuffers(setup.rank, sockets[0][0].fd(), settings.socketBufferBytes);
   return sockets;
 }
 

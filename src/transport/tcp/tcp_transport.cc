@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "transport/tcp/tcp_settings.h"
 #include "transport/tcp/tcp_setup.h"
 
 namespace loom::tcp {
@@ -30,22 +31,19 @@ bool canConnect(const RankIdentity& /*a*/, const RankIdentity& /*b*/) {
   return true;
 }
 
-SlotShape slotShape(const TransportSettings& settings) {
-  return {settings.socketSlots, settings.socketSlotBytes};
-}
-
 std::unique_ptr<Transport> connect(const TransportSetup& setup) {
   return std::make_unique<TcpTransport>(setup);
 }
 
 TcpTransport::TcpTransport(const TransportSetup& setup)
     : rank_(setup.rank),
-      socketsPerPeer_(setup.settings.socketsPerPeer),
+      socketsPerPeer_(static_cast<const TcpSettings&>(setup.own).socketsPerPeer),
       slotOf_(setup.identities.size(), -1),
       stopQuietMs_(setup.settings.timeoutMs) {
   std::vector<std::vector<bootstrap::Socket>> sockets = connectPeers(setup, &interface_);
   if (setup.peers.empty()) return;
-  const RingGeometry geometry{setup.settings.socketSlotBytes, setup.settings.socketSlots};
+  const auto& settings = static_cast<const TcpSettings&>(setup.own);
+  const RingGeometry geometry{settings.slotBytes, settings.slots};
   // Until TcpProgress holds the descriptors, `sockets` owns them, so an
   // allocation that throws on the way closes them all.
   peers_.resize(setup.peers.size());

@@ -26,7 +26,6 @@ namespace loom::tcp {
 // The registry's entries: any two ranks, since every host has a network.
 bool canConnect(const RankIdentity& a, const RankIdentity& b);
 std::unique_ptr<Transport> connect(const TransportSetup& setup);
-SlotShape slotShape(const TransportSettings& settings);
 
 class TcpTransport final : public Transport {
  public:
