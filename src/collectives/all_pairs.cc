@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "collectives/primitives.h"
-#include "reduce/reduce.h"
 
 namespace loom {
 
@@ -17,6 +16,7 @@ bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
 }
 
 Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Executor& exec = executorFor(args.memory);
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   // In place, out overwrites this rank's input before its turn comes; the
   // copy already sent to a peer serves instead. It stays intact until this
@@ -26,7 +26,7 @@ Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const Wai
     if (peer == team.rank) continue;
     SendConnection& to = team.sendTo(peer);
     void* slot = co_await to.acquire(wait);
-    copyBytes(slot, args.sendbuf, bytes);
+    exec.copy(slot, args.sendbuf, bytes);
     to.post(bytes);
     if (ownInput == nullptr) ownInput = slot;
   }
@@ -41,12 +41,12 @@ Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const Wai
       input = co_await from->acquire(wait, bytes);
     }
     if (r == 0)
-      copyBytes(out, input, bytes);
+      exec.copy(out, input, bytes);
     else
-      reduceArrays(out, out, input, args.count, args.dtype, args.op);
+      exec.reduce(out, out, input, args.count, args.dtype, args.op);
     if (from != nullptr) from->release();
   }
-  if (args.op == loomAvg) divideArray(out, args.count, args.dtype, team.nranks);
+  if (args.op == loomAvg) exec.divide(out, args.count, args.dtype, team.nranks);
 }
 
 // Empty messages: their labels (message_label.h) carry the collective, so a

@@ -9,13 +9,13 @@
 namespace loom {
 
 Task<> chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const size_t elem = prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);
   const bool isRoot = team.rank == args.root;
   if (team.nranks == 1) {
-    copyBytes(out, in, args.count * elem);
+    prims.copy(out, in, args.count * elem);
     co_return;
   }
   const int hops = team.hopsFrom(args.root);
@@ -29,7 +29,7 @@ Task<> chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitCo
     const size_t at = start * elem;
     if (isRoot) {
       co_await prims.send(*next, in + at, len);
-      copyBytes(out + at, in + at, len * elem);
+      prims.copy(out + at, in + at, len * elem);
     } else if (isLast) {
       co_await prims.recv(*prev, out + at, len);
     } else {
@@ -39,7 +39,7 @@ Task<> chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitCo
 }
 
 Task<> chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const size_t elem = prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);

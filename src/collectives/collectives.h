@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/task.h"
+#include "collectives/executor.h"
 #include "collectives/team.h"
 #include "transport/wait_context.h"
 
@@ -20,7 +21,8 @@ struct CollectiveArgs {
   size_t count = 0;  // per the C API's meaning for the collective
   loomDataType_t dtype = loomUint8;
   loomRedOp_t op = loomSum;
-  int root = 0;  // Broadcast, Reduce; the peer for Send and Recv
+  int root = 0;                           // Broadcast, Reduce; the peer for Send and Recv
+  MemoryKind memory = MemoryKind::kHost;  // where sendbuf and recvbuf live: it chooses the executor
 };
 
 Task<> ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);

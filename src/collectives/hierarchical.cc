@@ -8,7 +8,6 @@
 #include "collectives/all_pairs.h"
 #include "collectives/primitives.h"
 #include "collectives/ring_blocks.h"
-#include "reduce/reduce.h"
 
 namespace loom {
 namespace {
@@ -29,13 +28,13 @@ constexpr int kHostLeader = 0;
 // A rank other than its host's leader, in a collective through leaders:
 // sends its `bytes` up, then copies the `resultBytes` that come back.
 Task<> throughLeader(const Team& host, const void* mine, size_t bytes, void* result, size_t resultBytes,
-                     const WaitContext& wait) {
+                     const Executor& exec, const WaitContext& wait) {
   SendConnection& up = host.sendTo(kHostLeader);
   void* slot = co_await up.acquire(wait);
   up.postFrom(slot, mine, bytes);
   RecvConnection& down = host.recvFrom(kHostLeader);
   const void* back = co_await down.acquire(wait, resultBytes);
-  copyBytes(result, back, resultBytes);
+  exec.copy(result, back, resultBytes);
   down.release();
 }
 
@@ -64,6 +63,7 @@ std::string describeHosts(const Team& team) {
 }
 
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
   const Team& across = team.localIndexTeam();
   // Block i belongs to the host team's member i, the rank with local index
@@ -78,16 +78,16 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   char* mine = static_cast<char*>(args.recvbuf) + blocks.offset[host.rank] * elementSize;
   const size_t mineCount = blocks.size[host.rank];
 
-  co_await ringReduceScatterBlocks(host, args.sendbuf, blocks, mine, args.dtype, op, wait);
+  co_await ringReduceScatterBlocks(host, args.sendbuf, blocks, mine, args.dtype, op, args.memory, wait);
 
   CollectiveArgs block{mine, mine, mineCount, args.dtype, op, 0};
   if (fitsAllPairs(across, mineCount * elementSize, across.tuning.allPairsMaxBytes))
     co_await allPairsAllReduce(across, block, wait);
   else
     co_await ringAllReduce(across, block, wait);
-  if (args.op == loomAvg) divideArray(mine, mineCount, args.dtype, team.nranks);
+  if (args.op == loomAvg) exec.divide(mine, mineCount, args.dtype, team.nranks);
 
-  co_await ringAllGatherBlocks(host, args.recvbuf, blocks, args.dtype, wait);
+  co_await ringAllGatherBlocks(host, args.recvbuf, blocks, args.dtype, args.memory, wait);
 }
 
 bool fitsLeaderAllReduce(const Team& team, size_t bytes) {
@@ -109,18 +109,19 @@ bool fitsLeaderAllReduce(const Team& team, size_t bytes) {
 // x 2 ranks (docs/PERF.md). Every rank gets bitwise the same result: its
 // leader's, and the leaders add the host sums in one order.
 Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   if (host.rank != kHostLeader) {
-    co_await throughLeader(host, args.sendbuf, bytes, args.recvbuf, bytes, wait);
+    co_await throughLeader(host, args.sendbuf, bytes, args.recvbuf, bytes, exec, wait);
     co_return;
   }
-  copyBytes(args.recvbuf, args.sendbuf, bytes);
+  exec.copy(args.recvbuf, args.sendbuf, bytes);
   for (int member = 1; member < host.nranks; ++member) {
     RecvConnection& from = host.recvFrom(member);
     const void* input = co_await from.acquire(wait, bytes);
-    reduceArrays(args.recvbuf, args.recvbuf, input, args.count, args.dtype, op);
+    exec.reduce(args.recvbuf, args.recvbuf, input, args.count, args.dtype, op);
     from.release();
   }
 
@@ -129,7 +130,7 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   // their lowest rank (MemberPlace).
   const CollectiveArgs hostSums{args.recvbuf, args.recvbuf, args.count, args.dtype, op, 0};
   co_await allPairsAllReduce(team.localIndexTeam(), hostSums, wait);
-  if (args.op == loomAvg) divideArray(args.recvbuf, args.count, args.dtype, team.nranks);
+  if (args.op == loomAvg) exec.divide(args.recvbuf, args.count, args.dtype, team.nranks);
 
   for (int member = 1; member < host.nranks; ++member) {
     SendConnection& to = host.sendTo(member);
@@ -148,19 +149,20 @@ bool fitsLeaderAllGather(const Team& team, size_t bytes) {
 // swap their hosts' blocks, packed in local-index order, in one all-pairs
 // step over the network; each leader hands the whole result back.
 Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
   const size_t bytes = args.count * loomTypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   if (host.rank != kHostLeader) {
-    co_await throughLeader(host, args.sendbuf, bytes, out, bytes * team.nranks, wait);
+    co_await throughLeader(host, args.sendbuf, bytes, out, bytes * team.nranks, exec, wait);
     co_return;
   }
   const std::vector<int>& mine = team.membersByHost()[team.places[team.rank].host];
-  copyBytes(out + static_cast<size_t>(team.rank) * bytes, args.sendbuf, bytes);
+  exec.copy(out + static_cast<size_t>(team.rank) * bytes, args.sendbuf, bytes);
   for (int member = 1; member < host.nranks; ++member) {
     RecvConnection& from = host.recvFrom(member);
     const void* block = co_await from.acquire(wait, bytes);
-    copyBytes(out + static_cast<size_t>(mine[member]) * bytes, block, bytes);
+    exec.copy(out + static_cast<size_t>(mine[member]) * bytes, block, bytes);
     from.release();
   }
 
@@ -170,7 +172,7 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
     SendConnection& to = leaders.sendTo(peer);
     char* slot = static_cast<char*>(co_await to.acquire(wait));
     for (size_t i = 0; i < mine.size(); ++i)
-      copyBytes(slot + i * bytes, out + static_cast<size_t>(mine[i]) * bytes, bytes);
+      exec.copy(slot + i * bytes, out + static_cast<size_t>(mine[i]) * bytes, bytes);
     to.post(mine.size() * bytes);
   }
   for (int peer = 0; peer < leaders.nranks; ++peer) {
@@ -179,7 +181,7 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
     RecvConnection& from = leaders.recvFrom(peer);
     const char* blocks = static_cast<const char*>(co_await from.acquire(wait, theirs.size() * bytes));
     for (size_t i = 0; i < theirs.size(); ++i)
-      copyBytes(out + static_cast<size_t>(theirs[i]) * bytes, blocks + i * bytes, bytes);
+      exec.copy(out + static_cast<size_t>(theirs[i]) * bytes, blocks + i * bytes, bytes);
     from.release();
   }
 
@@ -195,18 +197,19 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
 // each host, once per host h, member i passes on the block of host h's
 // member i. A host's link carries the blocks of the other hosts once.
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
   const Team& across = team.localIndexTeam();
   const size_t elementSize = loomTypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
-  copyBytes(out + static_cast<size_t>(team.rank) * args.count * elementSize, args.sendbuf, args.count * elementSize);
+  exec.copy(out + static_cast<size_t>(team.rank) * args.count * elementSize, args.sendbuf, args.count * elementSize);
 
   const BlockLayout acrossBlocks = BlockLayout::at(team.membersWithMyLocalIndex(), args.count);
-  co_await ringAllGatherBlocks(across, out, acrossBlocks, args.dtype, wait);
+  co_await ringAllGatherBlocks(across, out, acrossBlocks, args.dtype, args.memory, wait);
 
   for (const std::vector<int>& ranksOfHost : team.membersByHost()) {
     const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
-    co_await ringAllGatherBlocks(host, out, hostBlocks, args.dtype, wait);
+    co_await ringAllGatherBlocks(host, out, hostBlocks, args.dtype, args.memory, wait);
   }
 }
 
@@ -217,6 +220,7 @@ Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const
 // local index reduce-scatter those. A host's link carries its partial sums
 // of the other hosts' blocks once.
 Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
   const Team& across = team.localIndexTeam();
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
@@ -234,11 +238,12 @@ Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, c
         static_cast<size_t>(std::find(sameLocalIndex.begin(), sameLocalIndex.end(), target) - sameLocalIndex.begin());
     const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
     co_await ringReduceScatterBlocks(host, args.sendbuf, hostBlocks, partials.data() + slot * blockBytes, args.dtype,
-                                     op, wait);
+                                     op, args.memory, wait);
   }
   const BlockLayout acrossBlocks = BlockLayout::even(sameLocalIndex.size() * args.count, across.nranks);
-  co_await ringReduceScatterBlocks(across, partials.data(), acrossBlocks, args.recvbuf, args.dtype, op, wait);
-  if (args.op == loomAvg) divideArray(args.recvbuf, args.count, args.dtype, team.nranks);
+  co_await ringReduceScatterBlocks(across, partials.data(), acrossBlocks, args.recvbuf, args.dtype, op, args.memory,
+                                   wait);
+  if (args.op == loomAvg) exec.divide(args.recvbuf, args.count, args.dtype, team.nranks);
 }
 
 }  // namespace loom

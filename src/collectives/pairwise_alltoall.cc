@@ -12,7 +12,7 @@
 namespace loom {
 
 Task<> pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const int n = team.nranks;
   const size_t blockBytes = args.count * prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
@@ -24,7 +24,7 @@ Task<> pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const Wait
     staging.assign(in, in + blockBytes * n);
     in = staging.data();
   }
-  copyBytes(out + blockBytes * team.rank, in + blockBytes * team.rank, blockBytes);
+  prims.copy(out + blockBytes * team.rank, in + blockBytes * team.rank, blockBytes);
 
   for (int k = 1; k < n; ++k) {
     const int to = (team.rank + k) % n;

@@ -13,7 +13,7 @@
 namespace loom {
 
 Task<> pointToPointSend(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   SendConnection& to = team.sendTo(args.root, Channel::kPointToPoint);
   const size_t chunk = prims.chunkElements(to.slotBytes());
   const char* in = static_cast<const char*>(args.sendbuf);
@@ -24,7 +24,7 @@ Task<> pointToPointSend(const Team& team, const CollectiveArgs& args, const Wait
 }
 
 Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   RecvConnection& from = team.recvFrom(args.root, Channel::kPointToPoint);
   const size_t chunk = prims.chunkElements(from.slotBytes());
   char* out = static_cast<char*>(args.recvbuf);
@@ -38,7 +38,7 @@ Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const Wait
 // has arrived; the second tells every rank so.
 Task<> ringBarrier(const Team& team, const WaitContext& wait) {
   if (team.nranks == 1) co_return;
-  Primitives prims(wait, loomUint8, loomSum, team.nranks);
+  Primitives prims(wait, loomUint8, loomSum, team.nranks, MemoryKind::kHost);  // empty messages
   SendConnection& next = team.next();
   RecvConnection& prev = team.prev();
   if (team.ringPosition == 0) {

@@ -3,19 +3,18 @@
 #include <algorithm>
 #include <cstring>
 
-#include "reduce/reduce.h"
-
 namespace loom {
 
-void copyBytes(void* dst, const void* src, size_t bytes) {
-  if (dst != src && bytes > 0) std::memcpy(dst, src, bytes);
-}
-
-Primitives::Primitives(const WaitContext& wait, loomDataType_t dtype, loomRedOp_t op, int nranks)
-    : wait_(wait), dtype_(dtype), op_(op), nranks_(nranks), elementSize_(loomTypeSize(dtype)) {}
+Primitives::Primitives(const WaitContext& wait, loomDataType_t dtype, loomRedOp_t op, int nranks, MemoryKind memory)
+    : wait_(wait),
+      executor_(executorFor(memory)),
+      dtype_(dtype),
+      op_(op),
+      nranks_(nranks),
+      elementSize_(loomTypeSize(dtype)) {}
 
 void Primitives::finishAverage(void* data, size_t count) {
-  if (op_ == loomAvg && nranks_ > 1) divideArray(data, count, dtype_, nranks_);
+  if (op_ == loomAvg && nranks_ > 1) executor_.divide(data, count, dtype_, nranks_);
 }
 
 Task<> Primitives::send(SendConnection& to, const void* src, size_t count) {
@@ -25,28 +24,28 @@ Task<> Primitives::send(SendConnection& to, const void* src, size_t count) {
 
 Task<> Primitives::recv(RecvConnection& from, void* dst, size_t count) {
   const void* slot = co_await from.acquire(wait_, count * elementSize_);
-  copyBytes(dst, slot, count * elementSize_);
+  copy(dst, slot, count * elementSize_);
   from.release();
 }
 
 Task<> Primitives::recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count) {
   const void* in = co_await from.acquire(wait_, count * elementSize_);
   void* out = co_await to.acquire(wait_);
-  reduceArrays(out, in, local, count, dtype_, op_);
+  reduce(out, in, local, count);
   to.post(count * elementSize_);
   from.release();
 }
 
 Task<> Primitives::recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count) {
   const void* in = co_await from.acquire(wait_, count * elementSize_);
-  reduceArrays(dst, in, local, count, dtype_, op_);
+  reduce(dst, in, local, count);
   from.release();
   finishAverage(dst, count);
 }
 
 Task<> Primitives::recvReduce(RecvConnection& from, const void* local, void* dst, size_t count) {
   const void* in = co_await from.acquire(wait_, count * elementSize_);
-  reduceArrays(dst, in, local, count, dtype_, op_);
+  reduce(dst, in, local, count);
   from.release();
 }
 
@@ -58,7 +57,7 @@ Task<> Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, 
   const char* in = static_cast<const char*>(co_await from.acquire(wait_, count * elementSize_));
   char* out = static_cast<char*>(co_await to.acquire(wait_));
   if (to.sendsFromSource()) {  // one write, to the user's buffer, which is then sent from
-    reduceArrays(dst, in, local, count, dtype_, op_);
+    reduce(dst, in, local, count);
     finishAverage(dst, count);
     from.release();
     to.postFrom(out, dst, count * elementSize_);
@@ -68,9 +67,9 @@ Task<> Primitives::recvReduceCopySend(RecvConnection& from, SendConnection& to, 
   for (size_t at = 0; at < count; at += piece) {
     const size_t n = std::min(piece, count - at);
     const size_t offset = at * elementSize_;
-    reduceArrays(out + offset, in + offset, static_cast<const char*>(local) + offset, n, dtype_, op_);
+    reduce(out + offset, in + offset, static_cast<const char*>(local) + offset, n);
     finishAverage(out + offset, n);
-    copyBytes(static_cast<char*>(dst) + offset, out + offset, n * elementSize_);
+    copy(static_cast<char*>(dst) + offset, out + offset, n * elementSize_);
   }
   from.release();
   to.post(count * elementSize_);
@@ -81,22 +80,22 @@ Task<> Primitives::recvCopySend(RecvConnection& from, SendConnection& to, void* 
   char* out = static_cast<char*>(co_await to.acquire(wait_));
   const size_t bytes = count * elementSize_;
   if (to.sendsFromSource()) {
-    copyBytes(dst, in, bytes);
+    copy(dst, in, bytes);
     from.release();
     to.postFrom(out, dst, bytes);
     co_return;
   }
   for (size_t offset = 0; offset < bytes; offset += kCachePieceBytes) {
     const size_t n = std::min(kCachePieceBytes, bytes - offset);
-    copyBytes(out + offset, in + offset, n);
-    copyBytes(static_cast<char*>(dst) + offset, in + offset, n);
+    copy(out + offset, in + offset, n);
+    copy(static_cast<char*>(dst) + offset, in + offset, n);
   }
   from.release();
   to.post(bytes);
 }
 
 void Primitives::localReduceCopy(const void* src, void* dst, size_t count) {
-  copyBytes(dst, src, count * elementSize_);
+  copy(dst, src, count * elementSize_);
   finishAverage(dst, count);
 }
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "base/task.h"
+#include "collectives/executor.h"
 #include "transport/connection.h"
 #include "transport/wait_context.h"
 
@@ -17,7 +18,9 @@ namespace loom {
 
 class Primitives {
  public:
-  Primitives(const WaitContext& wait, loomDataType_t dtype, loomRedOp_t op, int nranks);
+  // `memory`: where the call's buffers live, which chooses the executor
+  // its copies and reductions run on (executor.h).
+  Primitives(const WaitContext& wait, loomDataType_t dtype, loomRedOp_t op, int nranks, MemoryKind memory);
 
   // Elements that fit in one slot of `connectionSlotBytes`.
   size_t chunkElements(size_t connectionSlotBytes) const { return connectionSlotBytes / elementSize_; }
@@ -36,6 +39,18 @@ class Primitives {
   // dst = src, finished for avg as a one-rank reduction would be.
   void localReduceCopy(const void* src, void* dst, size_t count);
 
+  // The steps' arithmetic, on this call's executor, for an algorithm's
+  // work between primitives: dst = src (dst may be src); dst = a op b for
+  // `count` elements; the average's division by `divisor`.
+  void copy(void* dst, const void* src, size_t bytes) const { executor_.copy(dst, src, bytes); }
+  void reduce(void* dst, const void* a, const void* b, size_t count) const {
+    executor_.reduce(dst, a, b, count, dtype_, op_);
+  }
+  void reduce(void* dst, const void* a, const void* b, size_t count, loomRedOp_t op) const {
+    executor_.reduce(dst, a, b, count, dtype_, op);
+  }
+  void divide(void* data, size_t count, int divisor) const { executor_.divide(data, count, dtype_, divisor); }
+
  private:
   void finishAverage(void* data, size_t count);
 
@@ -44,13 +59,11 @@ class Primitives {
   static constexpr size_t kCachePieceBytes = 32 * 1024;
 
   const WaitContext& wait_;
+  const Executor& executor_;
   loomDataType_t dtype_;
   loomRedOp_t op_;
   int nranks_;
   size_t elementSize_;
 };
-
-// memcpy that tolerates dst == src (the in-place forms).
-void copyBytes(void* dst, const void* src, size_t bytes);
 
 }  // namespace loom

@@ -8,14 +8,14 @@
 namespace loom {
 
 Task<> ringAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const size_t elem = prims.elementSize();
   const size_t blockBytes = args.count * elem;
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);
   auto blockOf = [&](int rank) { return out + static_cast<size_t>(rank) * blockBytes; };
   if (team.nranks == 1) {
-    copyBytes(out, in, blockBytes);
+    prims.copy(out, in, blockBytes);
     co_return;
   }
   SendConnection& next = team.next();
@@ -28,7 +28,7 @@ Task<> ringAllGather(const Team& team, const CollectiveArgs& args, const WaitCon
     const size_t len = std::min(chunk, args.count - start);
     const size_t at = start * elem;
     co_await prims.send(next, in + at, len);
-    copyBytes(blockOf(team.rank) + at, in + at, len * elem);
+    prims.copy(blockOf(team.rank) + at, in + at, len * elem);
     for (int step = 1; step < n - 1; ++step)
       co_await prims.recvCopySend(prev, next, blockOf(team.ringRank(p - step)) + at, len);
     co_await prims.recv(prev, blockOf(team.ringRank(p + 1)) + at, len);

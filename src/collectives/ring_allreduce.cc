@@ -10,7 +10,7 @@
 namespace loom {
 
 Task<> ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);
   if (team.nranks == 1) {

@@ -51,13 +51,13 @@ size_t BlockLayout::largest() const {
 }
 
 Task<> ringReduceScatterBlocks(const Team& team, const void* in, const BlockLayout& blocks, void* result,
-                               loomDataType_t dtype, loomRedOp_t op, const WaitContext& wait) {
-  Primitives prims(wait, dtype, op, team.nranks);
+                               loomDataType_t dtype, loomRedOp_t op, MemoryKind memory, const WaitContext& wait) {
+  Primitives prims(wait, dtype, op, team.nranks, memory);
   const char* src = static_cast<const char*>(in);
   char* dst = static_cast<char*>(result);
   ChunkOfBlocks part{blocks, 0, 0, prims.elementSize()};
   if (team.nranks == 1) {
-    copyBytes(dst, src + part.byteOffset(0), blocks.size[0] * part.elementSize);
+    prims.copy(dst, src + part.byteOffset(0), blocks.size[0] * part.elementSize);
     co_return;
   }
   SendConnection& next = team.next();
@@ -79,9 +79,9 @@ Task<> ringReduceScatterBlocks(const Team& team, const void* in, const BlockLayo
 }
 
 Task<> ringAllGatherBlocks(const Team& team, void* buf, const BlockLayout& blocks, loomDataType_t dtype,
-                           const WaitContext& wait) {
+                           MemoryKind memory, const WaitContext& wait) {
   if (team.nranks == 1) co_return;
-  Primitives prims(wait, dtype, loomSum, team.nranks);
+  Primitives prims(wait, dtype, loomSum, team.nranks, memory);
   char* data = static_cast<char*>(buf);
   SendConnection& next = team.next();
   RecvConnection& prev = team.prev();

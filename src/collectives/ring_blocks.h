@@ -29,11 +29,11 @@ struct BlockLayout {
 // lands at `result` (which may be that block of `in`). op is not avg: the
 // caller divides once the whole reduction is done.
 Task<> ringReduceScatterBlocks(const Team& team, const void* in, const BlockLayout& blocks, void* result,
-                               loomDataType_t dtype, loomRedOp_t op, const WaitContext& wait);
+                               loomDataType_t dtype, loomRedOp_t op, MemoryKind memory, const WaitContext& wait);
 
 // With this rank's block already in place in `buf`, fetches every other
 // member's into its place.
 Task<> ringAllGatherBlocks(const Team& team, void* buf, const BlockLayout& blocks, loomDataType_t dtype,
-                           const WaitContext& wait);
+                           MemoryKind memory, const WaitContext& wait);
 
 }  // namespace loom

@@ -9,7 +9,7 @@
 namespace loom {
 
 Task<> ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const size_t elem = prims.elementSize();
   const size_t blockBytes = args.count * elem;
   const char* in = static_cast<const char*>(args.sendbuf);

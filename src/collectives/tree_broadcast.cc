@@ -22,12 +22,12 @@ TreeLinks treeFor(const Team& team, int root) {
 }  // namespace
 
 Task<> treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const size_t elem = prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);
   if (team.nranks == 1) {
-    copyBytes(out, in, args.count * elem);
+    prims.copy(out, in, args.count * elem);
     co_return;
   }
   const TreeLinks tree = treeFor(team, args.root);
@@ -41,12 +41,12 @@ Task<> treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitCon
       data = out + at;
     }
     for (int c = 0; c < tree.childCount; ++c) co_await prims.send(team.sendTo(tree.children[c]), data, len);
-    if (tree.parent < 0) copyBytes(out + at, in + at, len * elem);
+    if (tree.parent < 0) prims.copy(out + at, in + at, len * elem);
   }
 }
 
 Task<> treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  Primitives prims(wait, args.dtype, args.op, team.nranks);
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const size_t elem = prims.elementSize();
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);

@@ -3,10 +3,11 @@
 // pointer the peer will read in place), fills it and posts it; the receiver
 // acquires the next filled slot, reads it in place and releases it. Slots
 // travel in order, so sender and receiver agree on what each slot holds by
-// running the same schedule. Every transport keeps room for a MessageLabel
-// right in front of each slot's data: acquiring writes the operation's label
-// there on the sending side and checks it on the receiving side, so ranks
-// whose schedules differ fail on their first message (message_label.h).
+// running the same schedule. Every slot carries its operation's
+// MessageLabel, where its transport keeps it (labelSlot, labelOf):
+// acquiring writes it on the sending side and checks it on the receiving
+// side, so ranks whose schedules differ fail on their first message
+// (message_label.h).
 //
 // Acquiring never blocks: a schedule writes `co_await conn.acquire(wait)`,
 // which returns the slot at once when there is one and otherwise parks the
@@ -75,15 +76,13 @@ struct SlotAwaiter {
     onAcquired(slot);
     return slot;
   }
-  // Where a slot's label lives: the bytes right in front of its data.
   // Sending, the slot takes this operation's label; receiving, it must
-  // carry it, or the ranks called different things.
-  void onAcquired(void* data) {
-    *reinterpret_cast<MessageLabel*>(static_cast<char*>(data) - sizeof(MessageLabel)) = wait.label;
-  }
+  // carry it, or the ranks called different things. Where the label
+  // travels is the transport's (labelSlot, labelOf).
+  void onAcquired(void* data) { connection.labelSlot(data, wait.label); }
   void onAcquired(const void* data) {
-    const auto* label = reinterpret_cast<const MessageLabel*>(static_cast<const char*>(data) - sizeof(MessageLabel));
-    if (!(*label == wait.label)) checkLabel(*label, connection.peer(), wait);
+    const MessageLabel label = connection.labelOf(data);
+    if (!(label == wait.label)) checkLabel(label, connection.peer(), wait);
     const size_t arrived = connection.acquiredBytes();
     if (arrived != Connection::kBytesUnknown && arrived != dataBytes)
       failDataBytes(arrived, dataBytes, connection.peer(), wait);
@@ -109,6 +108,14 @@ class SendConnection : public Waitable {
   // Whether postFrom may skip the copy into the slot: a step that writes
   // its chunk to the user's buffer anyway then sends it from there.
   virtual bool sendsFromSource() const { return false; }
+  // Gives the acquired `slot` its operation's label (message_label.h), in
+  // the form this transport carries it. Host-addressable slots keep it in
+  // the bytes right in front of their data (shm's and tcp's do); a slot in
+  // device memory or in a remote window keeps it where its transport can
+  // write it.
+  virtual void labelSlot(void* slot, const MessageLabel& label) {
+    std::memcpy(static_cast<char*>(slot) - sizeof(MessageLabel), &label, sizeof(label));
+  }
   SlotAwaiter<SendConnection, void*> acquire(const WaitContext& wait) { return {*this, wait}; }
   bool ready() override { return tryAcquire() != nullptr; }
   const char* peerMustDo() const override { return "to free a slot"; }
@@ -125,6 +132,12 @@ class RecvConnection : public Waitable {
   // sender wrote the slot in place (shared memory).
   static constexpr size_t kBytesUnknown = SIZE_MAX;
   virtual size_t acquiredBytes() const { return kBytesUnknown; }
+  // The label the sender gave the acquired `slot` (SendConnection::labelSlot).
+  virtual MessageLabel labelOf(const void* slot) const {
+    MessageLabel label;
+    std::memcpy(&label, static_cast<const char*>(slot) - sizeof(MessageLabel), sizeof(label));
+    return label;
+  }
   // The next slot, which must hold `bytes` of data: a message cut another
   // way (a peer running other code) fails the wait instead of being read
   // with a stale tail.

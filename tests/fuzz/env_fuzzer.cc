@@ -40,6 +40,8 @@ constexpr const char* kVariables[] = {
     "LOOM_SOCKET_SLOT_BYTES",
     "LOOM_SOCKET_SLOTS",
     "LOOM_SOCKET_BUFFER_BYTES",
+    "LOOM_SOCKET_NSOCKS",
+    "LOOM_TRANSPORTS",
     "LOOM_SOCKET_IFNAME",
     "LOOM_SOCKET_FAMILY",
     "LOOM_SECRET",
