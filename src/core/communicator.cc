@@ -106,7 +106,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   const bool progressThread = connections_ && connections_->anyProgressThread();
   spinIterations_ = chooseSpinIterations(config, nranks, progressThread);
   yieldMicros_ = chooseYieldMicros(config, progressThread);
-  placeMembers(identities, *rendezvous_);
+  placeMembers(identities);
   checkHierarchy();
   EngineSettings engine{nranks, spinIterations_, yieldMicros_, config.timeoutMs, &aborted_};
   engine_ = std::make_shared<Engine>(*this, connections_ ? connections_->idleSleep() : ownIdleSleep_, engine);
@@ -118,7 +118,11 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
 }
 
 std::vector<RankIdentity> Communicator::exchangeIdentities(bootstrap::RendezvousClient& rendezvous) {
-  std::vector<std::string> encoded = rendezvous.allGather(RankIdentity::mine().encode());
+  // Where this rank runs travels with its identity (one round for both).
+  // One rank has no peer to place: it skips detecting the machine.
+  const topo::RankPlacement place =
+      team_.nranks > 1 ? topo::ownPlacement(processTopology(config_)) : topo::RankPlacement{};
+  std::vector<std::string> encoded = rendezvous.allGather(RankIdentity::mine(place).encode());
   std::vector<RankIdentity> identities;
   for (int peer = 0; peer < team_.nranks; ++peer) identities.push_back(RankIdentity::decode(encoded[peer], peer));
   return identities;
@@ -184,7 +188,7 @@ void Communicator::checkHierarchy() {
   team_.keepSubTeams();
 }
 
-void Communicator::placeMembers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous) {
+void Communicator::placeMembers(const std::vector<RankIdentity>& identities) {
   std::vector<std::string> hosts;  // in order of their lowest rank
   std::vector<int> ranksSeen;      // per host
   for (int r = 0; r < team_.nranks; ++r) {
@@ -199,16 +203,9 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities, boo
     team_.places[r].localIndex = ranksSeen[host]++;
   }
   if (team_.nranks == 1) return;
-  const topo::RankPlacement mine = topo::ownPlacement(processTopology(config_));
-  std::vector<std::string> all = rendezvous.allGather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)));
   std::vector<topo::RankPlacement> placements(team_.nranks);
   for (int r = 0; r < team_.nranks; ++r) {
-    if (all[r].size() != sizeof(topo::RankPlacement))
-      fail(loomRemoteError, "rank " + std::to_string(r) + " sent a placement of " + std::to_string(all[r].size()) +
-                                " bytes, not " + std::to_string(sizeof(topo::RankPlacement)) +
-                                ": is every rank running the same Loom?");
-    std::memcpy(&placements[r], all[r].data(), sizeof(topo::RankPlacement));
-    placements[r].host[sizeof(placements[r].host) - 1] = '\0';
+    placements[r] = identities[r].place;
     // The host as the transports see it (LOOM_HOST_ID, or hostname plus boot
     // id), not the hostname the placement carries: containers and fake hosts
     // share a hostname, and the ring must keep each host's ranks together.

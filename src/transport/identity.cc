@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "base/error.h"
@@ -30,28 +31,38 @@ std::string hostIdFromEnvironment() {
 
 }  // namespace
 
-RankIdentity RankIdentity::mine() {
-  if (std::string id = hostIdFromEnvironment(); !id.empty()) return RankIdentity{id, getpid()};
+RankIdentity RankIdentity::mine(const topo::RankPlacement& place) {
+  if (std::string id = hostIdFromEnvironment(); !id.empty()) return RankIdentity{id, getpid(), place};
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   std::string bootId;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> bootId;
-  return RankIdentity{std::string(name) + "/" + bootId, getpid()};
+  return RankIdentity{std::string(name) + "/" + bootId, getpid(), place};
 }
 
+// "host\npid\n", then the placement's bytes.
 std::string RankIdentity::encode() const {
-  return host + "\n" + std::to_string(pid);
+  return host + "\n" + std::to_string(pid) + "\n" + std::string(reinterpret_cast<const char*>(&place), sizeof(place));
 }
 
 RankIdentity RankIdentity::decode(const std::string& text, int rank) {
+  auto malformed = [&]() {
+    fail(loomRemoteError, "rank " + std::to_string(rank) + " sent a malformed identity at init (" +
+                              std::to_string(text.size()) + " bytes; is every rank running the same Loom?)");
+  };
+  if (text.size() <= sizeof(topo::RankPlacement) || text[text.size() - sizeof(topo::RankPlacement) - 1] != '\n')
+    malformed();
+  const std::string head = text.substr(0, text.size() - sizeof(topo::RankPlacement) - 1);
   RankIdentity identity;
-  size_t newline = text.rfind('\n');
+  size_t newline = head.rfind('\n');
   char* end = nullptr;
-  long pid = newline == std::string::npos ? 0 : std::strtol(text.c_str() + newline + 1, &end, 10);
-  if (newline == std::string::npos || end == nullptr || *end != '\0' || pid <= 0)
-    fail(loomRemoteError, "rank " + std::to_string(rank) + " sent a malformed identity at init");
-  identity.host = text.substr(0, newline);
+  long pid = newline == std::string::npos ? 0 : std::strtol(head.c_str() + newline + 1, &end, 10);
+  if (newline == std::string::npos || end == nullptr || *end != '\0' || pid <= 0) malformed();
+  identity.host = head.substr(0, newline);
   identity.pid = static_cast<pid_t>(pid);
+  std::memcpy(&identity.place, text.data() + head.size() + 1, sizeof(identity.place));
+  identity.place.host[sizeof(identity.place.host) - 1] = '\0';
+  identity.place.nic[sizeof(identity.place.nic) - 1] = '\0';
   return identity;
 }
 

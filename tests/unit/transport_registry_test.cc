@@ -2,6 +2,7 @@
 // LOOM_TRANSPORTS allows, and the sentences when nothing can connect a pair.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -131,21 +132,52 @@ TEST(TransportRegistry, HostIdFromTheEnvironmentNamesTheHost) {
   EXPECT_NE(RankIdentity::mine().host, "rack7-node3");
 }
 
+// An identity carries the host, the process and where in the host the rank
+// runs; it round-trips, and anything else is refused naming the sender.
 TEST(TransportRegistry, IdentitiesRoundTripAndMalformedOnesAreNamed) {
-  RankIdentity mine = RankIdentity::mine();
-  RankIdentity back = RankIdentity::decode(mine.encode(), 3);
+  topo::RankPlacement place{};
+  std::snprintf(place.host, sizeof(place.host), "node7");
+  place.package = 1;
+  place.numa = 3;
+  place.firstCpu = 24;
+  place.cpuCount = 2;
+  place.cpuMask[0] = uint64_t{3} << 24;
+  place.cpuMask[15] = uint64_t{1} << 63;  // a '\n' byte or two inside the placement must not confuse the decoder
+  std::snprintf(place.nic, sizeof(place.nic), "mlx5_1");
+  const RankIdentity mine = RankIdentity::mine(place);
+  const RankIdentity back = RankIdentity::decode(mine.encode(), 3);
   EXPECT_EQ(back.host, mine.host);
   EXPECT_EQ(back.pid, mine.pid);
+  EXPECT_STREQ(back.place.host, "node7");
+  EXPECT_EQ(back.place.package, 1);
+  EXPECT_EQ(back.place.numa, 3);
+  EXPECT_EQ(back.place.firstCpu, 24);
+  EXPECT_EQ(back.place.cpuCount, 2);
+  EXPECT_EQ(back.place.cpuMask[0], uint64_t{3} << 24);
+  EXPECT_EQ(back.place.cpuMask[15], uint64_t{1} << 63);
+  EXPECT_STREQ(back.place.nic, "mlx5_1");
   EXPECT_EQ(mine.hostName(), mine.host.substr(0, mine.host.find('/')));
-  for (const char* bad : {"", "host", "host\n", "host\n0", "host\n-4", "host\n12x"}) {
+
+  const std::string placeBytes(sizeof(place), '\n');  // every byte a separator
+  const std::string good = mine.encode();
+  for (const std::string& bad :
+       {std::string(), std::string("host"), std::string("host\n12\n"), "host\n0\n" + placeBytes,
+        "host\n-4\n" + placeBytes, "host\n12x\n" + placeBytes, "host12\n" + placeBytes,
+        good.substr(1 + good.find('\n')), good.substr(0, good.size() - 1), good + "x"}) {
     try {
       RankIdentity::decode(bad, 3);
-      ADD_FAILURE() << "'" << bad << "' was accepted";
+      ADD_FAILURE() << "an identity of " << bad.size() << " bytes was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), loomRemoteError);
       EXPECT_NE(std::string(e.what()).find("rank 3 sent a malformed identity at init"), std::string::npos);
     }
   }
+  // Names that fill their fields arrive terminated.
+  std::memset(place.host, 'h', sizeof(place.host));
+  std::memset(place.nic, 'n', sizeof(place.nic));
+  const RankIdentity full = RankIdentity::decode(RankIdentity::mine(place).encode(), 3);
+  EXPECT_EQ(std::strlen(full.place.host), sizeof(place.host) - 1);
+  EXPECT_EQ(std::strlen(full.place.nic), sizeof(place.nic) - 1);
 }
 
 // A registration offer carries one key per kind that registers memory, as
