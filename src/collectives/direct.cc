@@ -25,32 +25,42 @@ namespace {
 // out[i] = in_0[i] op in_1[i] op ... op in_{P-1}[i], in rank order (so the
 // result is the same whichever rank computes it), where in_r is rank r's send
 // buffer from byte `offset` on. out may be this rank's own input (in place).
-void reduceFromAll(const Team& team, const std::vector<PeerBuffers>& peers, size_t offset, size_t count, char* out,
-                   const CollectiveArgs& args, const WaitContext& wait) {
-  const PeerMemory& memory = *team.peerMemory();
+// Peers' chunks are posted transfers; the partial sums live in the team's
+// scratch, which outlasts the waits for them (a thread's would not: it may
+// run another communicator's schedule meanwhile).
+Task<> reduceFromAll(const Team& team, const std::vector<PeerBuffers>& peers, size_t offset, size_t count, char* out,
+                     const CollectiveArgs& args, const WaitContext& wait) {
+  PeerMemory& memory = *team.peerMemory();
   const size_t elem = loomTypeSize(args.dtype);
   const size_t chunk = kScratchChunkBytes / elem;
-  Scratch& scratch = threadScratch();
+  std::vector<char>& scratch = team.reduceScratch;
+  if (scratch.size() < 2 * kScratchChunkBytes) scratch.resize(2 * kScratchChunkBytes);
+  char* accumulator = scratch.data();
+  char* incoming = scratch.data() + kScratchChunkBytes;
   const int last = team.nranks - 1;
   for (size_t at = 0; at < count; at += chunk) {
     const size_t n = std::min(chunk, count - at);
     const size_t bytes = n * elem;
     const size_t from = offset + at * elem;
-    // Rank r's chunk, readable here: in place when possible, else copied into `into`.
+    // Rank r's chunk: in place when possible, else posted into `into`.
     auto input = [&](int r, char* into) -> const void* {
       const char* remote = peers[r].send + from;
       if (r == team.rank) return remote;
       if (const void* direct = memory.inPlace(team.peerOf(r), remote)) return direct;
-      memory.read(team.peerOf(r), remote, into, bytes, wait);
+      memory.postRead(team.peerOf(r), remote, into, bytes, wait);
       return into;
     };
-    const void* sum = input(0, scratch.accumulator());
+    const void* sum = input(0, accumulator);
     for (int r = 1; r < last; ++r) {
-      reduceArrays(scratch.accumulator(), sum, input(r, scratch.incoming()), n, args.dtype, args.op);
-      sum = scratch.accumulator();
+      const void* next = input(r, incoming);
+      co_await TransfersDone{memory, wait};
+      reduceArrays(accumulator, sum, next, n, args.dtype, args.op);
+      sum = accumulator;
     }
     char* dst = out + at * elem;
-    reduceArrays(dst, sum, input(last, scratch.incoming()), n, args.dtype, args.op);
+    const void* next = input(last, incoming);
+    co_await TransfersDone{memory, wait};
+    reduceArrays(dst, sum, next, n, args.dtype, args.op);
     if (args.op == loomAvg) divideArray(dst, n, args.dtype, team.nranks);
   }
 }
@@ -64,13 +74,14 @@ struct Block {
 // Copies every peer's block (where blockOf(peer) says) into out, starting
 // with the next rank so that ranks spread their reads over the peers.
 template <typename BlockOf>
-void gatherFromAll(const Team& team, const BlockOf& blockOf, char* out, const WaitContext& wait) {
-  const PeerMemory& memory = *team.peerMemory();
+Task<> gatherFromAll(const Team& team, BlockOf blockOf, char* out, const WaitContext& wait) {
+  PeerMemory& memory = *team.peerMemory();
   for (int step = 1; step < team.nranks; ++step) {
     const int peer = (team.rank + step) % team.nranks;
     auto [remote, offset, bytes] = blockOf(peer);
-    memory.read(team.peerOf(peer), remote, out + offset, bytes, wait);
+    memory.postRead(team.peerOf(peer), remote, out + offset, bytes, wait);
   }
+  co_await TransfersDone{memory, wait};
 }
 
 }  // namespace
@@ -94,7 +105,7 @@ Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
 Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                            const std::vector<PeerBuffers>& peers) {
   const size_t blockBytes = args.count * loomTypeSize(args.dtype);
-  reduceFromAll(team, peers, team.rank * blockBytes, args.count, static_cast<char*>(args.recvbuf), args, wait);
+  co_await reduceFromAll(team, peers, team.rank * blockBytes, args.count, static_cast<char*>(args.recvbuf), args, wait);
   co_await allPairsBarrier(team, wait);
 }
 
@@ -103,7 +114,7 @@ Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitC
   const size_t blockBytes = args.count * loomTypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   copyBytes(out + team.rank * blockBytes, args.sendbuf, blockBytes);
-  gatherFromAll(
+  co_await gatherFromAll(
       team,
       [&](int peer) {
         return Block{peers[peer].send, peer * blockBytes, blockBytes};
@@ -118,10 +129,10 @@ Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   EvenSplit blocks{args.count, team.nranks};
   char* out = static_cast<char*>(args.recvbuf);
   const size_t own = blocks.blockOffset(team.rank) * elem;
-  reduceFromAll(team, peers, own, blocks.blockSize(team.rank), out + own, args, wait);
+  co_await reduceFromAll(team, peers, own, blocks.blockSize(team.rank), out + own, args, wait);
   // In place, gathering overwrites the input blocks peers are still reducing.
   co_await allPairsBarrier(team, wait);
-  gatherFromAll(
+  co_await gatherFromAll(
       team,
       [&](int peer) {
         const size_t offset = blocks.blockOffset(peer) * elem;

@@ -67,8 +67,8 @@ struct Team {
   RecvConnection& recvFrom(int index, Channel channel = Channel::kCollective) const {
     return connections->recvFrom(members[index], channel);
   }
-  // Single-copy reads of every member's memory, or null.
-  const PeerMemory* peerMemory() const { return connections != nullptr ? connections->peerMemory() : nullptr; }
+  // Single-copy transfers with every member's memory, or null.
+  PeerMemory* peerMemory() const { return connections != nullptr ? connections->peerMemory() : nullptr; }
 
   int ringRank(int position) const { return ring[((position % nranks) + nranks) % nranks]; }
   int positionOf(int index) const {

@@ -103,7 +103,7 @@ void Connections::publishProgress(int64_t nowMs, int waitingFor) {
   for (auto& transport : transports_) transport->publishProgress(nowMs, waitingFor);
 }
 
-const PeerMemory* Connections::peerMemory() const {
+PeerMemory* Connections::peerMemory() const {
   return transports_.size() == 1 ? transports_.front()->peerMemory() : nullptr;
 }
 

@@ -69,7 +69,7 @@ class Connections {
 
   // Single-copy reads of every peer's memory: only when one transport
   // carries every peer and offers them (all ranks decide alike at init).
-  const PeerMemory* peerMemory() const;
+  PeerMemory* peerMemory() const;
   // Why peerMemory() is null; empty when it is not, or was not asked for.
   std::string peerMemoryUnavailable() const;
 

@@ -67,7 +67,7 @@ class Transport {
   virtual PeerProgress progressOf(int peer) const = 0;
   // Single-copy reads of peers' buffers; null unless every rank of the
   // communicator can read every other's (decided together at init).
-  virtual const PeerMemory* peerMemory() const = 0;
+  virtual PeerMemory* peerMemory() const = 0;
   // Why peerMemory() is null; empty when it is not, or was not asked for.
   virtual std::string peerMemoryUnavailable() const { return {}; }
   // How this transport carries its peers, for the log line of each

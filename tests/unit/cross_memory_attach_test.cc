@@ -69,11 +69,42 @@ TEST(CrossMemoryAttach, ReadsTheOtherProcesssBytes) {
   EXPECT_EQ(probeCrossMemoryAttach(child.pid(), buffer.data(), std::string(16, 'b').data(), 16), "");
   CrossMemoryAttach memory({getpid(), child.pid()});
   std::vector<char> copy(buffer.size(), 'z');
-  memory.read(1, buffer.data(), copy.data(), copy.size(), context());
+  memory.postRead(1, buffer.data(), copy.data(), copy.size(), context());
+  EXPECT_TRUE(memory.completions().ready()) << "the kernel's copy is done when posted";
   EXPECT_EQ(copy, std::vector<char>(buffer.size(), 'b'));
   EXPECT_EQ(buffer[0], 'a') << "the parent's own copy must be untouched";
   EXPECT_EQ(memory.inPlace(1, buffer.data()), nullptr);
   EXPECT_EQ(memory.inPlace(0, buffer.data()), buffer.data()) << "same process: read in place";
+}
+
+// A write lands in the child's pages, not in this process's twin: reading
+// them back gives what was written, around an untouched border.
+TEST(CrossMemoryAttach, WritesTheOtherProcesssBytes) {
+  std::vector<char> buffer(2 * 4096 + 9, 'a');
+  ChildWithPattern child(buffer, 'b');
+  CrossMemoryAttach memory({getpid(), child.pid()});
+  const std::vector<char> written(4096 + 3, 'w');
+  memory.postWrite(1, buffer.data() + 5, written.data(), written.size(), context());
+  EXPECT_TRUE(memory.completions().ready());
+  std::vector<char> back(buffer.size(), 'z');
+  memory.postRead(1, buffer.data(), back.data(), back.size(), context());
+  std::vector<char> expected(buffer.size(), 'b');
+  for (size_t i = 0; i < written.size(); ++i) expected[5 + i] = 'w';
+  EXPECT_EQ(back, expected);
+  EXPECT_EQ(buffer, std::vector<char>(buffer.size(), 'a')) << "this process's own buffer must be untouched";
+
+  std::vector<char> mine(16, 'm');
+  const std::vector<char> in(16, 'i');
+  memory.postWrite(0, mine.data(), in.data(), in.size(), context());
+  EXPECT_EQ(mine, in) << "same process: a plain copy";
+
+  try {
+    memory.postWrite(1, reinterpret_cast<void*>(uintptr_t{4096}), written.data(), written.size(), context());
+    ADD_FAILURE() << "writing unmapped memory succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), loomInvalidUsage);
+    EXPECT_NE(std::string(e.what()).find("bytes to 0x1000 in rank 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CrossMemoryAttach, ProbeReportsOtherBytes) {
@@ -89,7 +120,7 @@ TEST(CrossMemoryAttach, UnmappedPeerMemoryIsNamed) {
   CrossMemoryAttach memory({getpid(), child.pid()});
   std::vector<char> copy(4096);
   try {
-    memory.read(1, reinterpret_cast<const void*>(uintptr_t{4096}), copy.data(), copy.size(), context());
+    memory.postRead(1, reinterpret_cast<const void*>(uintptr_t{4096}), copy.data(), copy.size(), context());
     ADD_FAILURE() << "reading unmapped memory succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), loomInvalidUsage);
@@ -108,7 +139,7 @@ TEST(CrossMemoryAttach, VanishedPeerIsNamed) {
   CrossMemoryAttach memory({getpid(), gone});
   std::vector<char> copy(64);
   try {
-    memory.read(1, buffer.data(), copy.data(), copy.size(), context());
+    memory.postRead(1, buffer.data(), copy.data(), copy.size(), context());
     ADD_FAILURE() << "reading a vanished process succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), loomRemoteError);
@@ -125,7 +156,7 @@ TEST(CrossMemoryAttach, AbortedCommunicatorStopsReading) {
   ctx.aborted = &aborted;
   std::vector<char> copy(64, 'z');
   try {
-    memory.read(1, buffer.data(), copy.data(), copy.size(), ctx);
+    memory.postRead(1, buffer.data(), copy.data(), copy.size(), ctx);
     ADD_FAILURE() << "an aborted read went on";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), loomAborted);

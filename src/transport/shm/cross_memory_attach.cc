@@ -56,20 +56,31 @@ const void* CrossMemoryAttach::inPlace(int peer, const void* remote) const {
   return pids_[peer] == self_ ? remote : nullptr;
 }
 
-void CrossMemoryAttach::read(int peer, const void* remote, void* local, size_t bytes, const WaitContext& ctx) const {
+void CrossMemoryAttach::postRead(int peer, const void* remote, void* local, size_t bytes, const WaitContext& ctx) {
+  transfer(peer, const_cast<void*>(remote), local, bytes, false, ctx);
+}
+
+void CrossMemoryAttach::postWrite(int peer, void* remote, const void* local, size_t bytes, const WaitContext& ctx) {
+  transfer(peer, remote, const_cast<void*>(local), bytes, true, ctx);
+}
+
+void CrossMemoryAttach::transfer(int peer, void* remote, void* local, size_t bytes, bool write,
+                                 const WaitContext& ctx) const {
+  const char* verb = write ? "writing" : "reading";
   if (pids_[peer] == self_) {
-    if (bytes > 0 && local != remote) std::memcpy(local, remote, bytes);
+    if (bytes > 0 && local != remote) std::memcpy(write ? remote : local, write ? local : remote, bytes);
     return;
   }
   size_t done = 0;
   while (done < bytes) {
     if (ctx.aborted != nullptr && ctx.aborted->load(std::memory_order_relaxed))
-      fail(loomAborted,
-           ctx.describe() + " was aborted (loomCommAbort) while reading rank " + std::to_string(peer) + "'s buffer");
+      fail(loomAborted, ctx.describe() + " was aborted (loomCommAbort) while " + verb + " rank " +
+                            std::to_string(peer) + "'s buffer");
     const size_t want = std::min(bytes - done, kMaxBytesPerCall);
-    iovec into{static_cast<char*>(local) + done, want};
-    iovec from{const_cast<char*>(static_cast<const char*>(remote)) + done, want};
-    ssize_t got = process_vm_readv(pids_[peer], &into, 1, &from, 1, 0);
+    iovec mine{static_cast<char*>(local) + done, want};
+    iovec theirs{static_cast<char*>(remote) + done, want};
+    ssize_t got = write ? process_vm_writev(pids_[peer], &mine, 1, &theirs, 1, 0)
+                        : process_vm_readv(pids_[peer], &mine, 1, &theirs, 1, 0);
     if (got > 0) {
       done += static_cast<size_t>(got);
       continue;
@@ -77,16 +88,20 @@ void CrossMemoryAttach::read(int peer, const void* remote, void* local, size_t b
     int err = got < 0 ? errno : EFAULT;
     if (err == EINTR) continue;
     std::string where = "rank " + std::to_string(peer) + " (pid " + std::to_string(pids_[peer]) + ")";
-    // A peer killed mid-read may still be a zombie, whose memory is gone:
+    // A peer killed mid-copy may still be a zombie, whose memory is gone:
     // that reads as EFAULT, not ESRCH, and must not blame the buffers.
     if (err == ESRCH || processExited(pids_[peer]))
-      fail(loomRemoteError, ctx.describe() + " failed: " + where + " exited while this rank read its buffer");
+      fail(loomRemoteError, ctx.describe() + " failed: " + where + " exited while this rank " +
+                                (write ? "wrote" : "read") + " its buffer");
     if (err == EFAULT)
-      fail(loomInvalidUsage, ctx.describe() + " failed: copying " + std::to_string(bytes - done) + " bytes from " +
-                                 hexAddress(static_cast<const char*>(remote) + done) + " in " + where +
+      fail(loomInvalidUsage, ctx.describe() + " failed: copying " + std::to_string(bytes - done) + " bytes " +
+                                 (write ? "to " : "from ") + hexAddress(static_cast<const char*>(remote) + done) +
+                                 " in " + where +
                                  " hit unmapped memory: that rank's buffer, or this rank's, is smaller than the "
                                  "collective's count says");
-    failSystem(ctx.describe() + ": reading the buffer of " + where + " with process_vm_readv", err);
+    failSystem(ctx.describe() + ": " + verb + " the buffer of " + where + " with " +
+                   (write ? "process_vm_writev" : "process_vm_readv"),
+               err);
   }
 }
 

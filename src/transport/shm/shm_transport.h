@@ -45,7 +45,7 @@ class ShmTransport final : public Transport {
   void announceFailure(const std::string& sentence) override;
   void publishProgress(int64_t nowMs, int waitingFor) override;
   PeerProgress progressOf(int peer) const override;
-  const PeerMemory* peerMemory() const override { return peerMemory_.get(); }
+  PeerMemory* peerMemory() const override { return peerMemory_.get(); }
   std::string peerMemoryUnavailable() const override { return peerMemoryUnavailable_; }
   std::string describe() const override { return "SHM"; }
 

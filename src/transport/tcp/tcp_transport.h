@@ -44,7 +44,7 @@ class TcpTransport final : public Transport {
   void announceFailure(const std::string& sentence) override;
   void publishProgress(int64_t nowMs, int waitingFor) override;
   PeerProgress progressOf(int peer) const override;
-  const PeerMemory* peerMemory() const override { return nullptr; }
+  PeerMemory* peerMemory() const override { return nullptr; }
   std::string peerMemoryUnavailable() const override;
   std::string describe() const override;
 
