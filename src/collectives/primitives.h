@@ -40,16 +40,12 @@ class Primitives {
   void localReduceCopy(const void* src, void* dst, size_t count);
 
   // The steps' arithmetic, on this call's executor, for an algorithm's
-  // work between primitives: dst = src (dst may be src); dst = a op b for
-  // `count` elements; the average's division by `divisor`.
+  // work between primitives too: dst = src (dst may be src); dst = a op b
+  // for `count` elements.
   void copy(void* dst, const void* src, size_t bytes) const { executor_.copy(dst, src, bytes); }
   void reduce(void* dst, const void* a, const void* b, size_t count) const {
     executor_.reduce(dst, a, b, count, dtype_, op_);
   }
-  void reduce(void* dst, const void* a, const void* b, size_t count, loomRedOp_t op) const {
-    executor_.reduce(dst, a, b, count, dtype_, op);
-  }
-  void divide(void* data, size_t count, int divisor) const { executor_.divide(data, count, dtype_, divisor); }
 
  private:
   void finishAverage(void* data, size_t count);
