@@ -1,5 +1,7 @@
 #include "transport/connections.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -28,6 +30,26 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
     for (int peer : peers) byPeer_[peer] = transport.get();
     transports_.push_back(std::move(transport));
   }
+  makeIdleSleep();
+}
+
+Connections::Connections(int rank, int nranks, int kind, SlotShape shape, std::unique_ptr<Transport> transport)
+    : rank_(rank),
+      // Ranks of one process, which only `kind` connects: slotBytesAmong
+      // then finds it for every pair, as it would after a rendezvous.
+      identities_(nranks, RankIdentity{"in-process", getpid()}),
+      filter_{{transportKinds()[kind].name}, false},
+      slotShapeOfKind_(transportKinds().size()),
+      byPeer_(nranks, transport.get()),
+      kindOf_(nranks, kind) {
+  byPeer_[rank] = nullptr;
+  kindOf_[rank] = -1;
+  slotShapeOfKind_[kind] = shape;
+  transports_.push_back(std::move(transport));
+  makeIdleSleep();
+}
+
+void Connections::makeIdleSleep() {
   Doorbell* bell = nullptr;
   std::vector<Transport*> lenders;
   for (auto& transport : transports_) {

@@ -22,6 +22,11 @@ class Connections {
   // all ranks. Throws loomUnsupported naming a pair no allowed kind connects.
   Connections(int rank, const std::vector<RankIdentity>& identities, const TransportFilter& filter,
               const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous);
+  // One transport, already connected, that carries every peer: transport
+  // kind `kind` (in transportKinds()) with FIFOs of `shape`, among ranks
+  // of one process (mem/mem_transport.h; tests and tools drive the engine
+  // and the schedules so, with no rendezvous).
+  Connections(int rank, int nranks, int kind, SlotShape shape, std::unique_ptr<Transport> transport);
   // Transports go in the reverse order of their setup: a later one (tcp)
   // may ring the doorbell an earlier one (shm) holds until its thread ends.
   ~Connections();
@@ -75,6 +80,7 @@ class Connections {
 
  private:
   void checkSettingsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous);
+  void makeIdleSleep();
 
   int rank_;
   std::vector<RankIdentity> identities_;  // by rank: pairs this rank is not in, for slotBytesAmong

@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "transport/mem/mem_settings.h"
+#include "transport/mem/mem_transport.h"
 #include "transport/shm/peer_windows.h"
 #include "transport/shm/shareable_memory.h"
 #include "transport/shm/shm_settings.h"
@@ -33,6 +35,8 @@ const std::vector<TransportKind>& transportKinds() {
       {"shm", shm::canConnect, shm::connect, shm::readSettings, shm::makeRegionKey, shm::openRegion,
        shm::allocateShareable, shm::freeShareable},
       {"tcp", tcp::canConnect, tcp::connect, tcp::readSettings, nullptr, nullptr, nullptr, nullptr},
+      {"mem", mem::canConnect, mem::connect, mem::readSettings, mem::makeRegionKey, mem::openRegion, nullptr, nullptr,
+       true},
   };
   return kinds;
 }
@@ -104,10 +108,13 @@ bool kindRegistersMemory(int kind) {
 }
 
 bool TransportFilter::allows(const char* kind) const {
-  if (names.empty()) return true;
   bool listed = false;
   for (const std::string& name : names) listed = listed || name == kind;
-  return exclude ? !listed : listed;
+  if (listed) return !exclude;
+  if (!names.empty() && !exclude) return false;
+  for (const TransportKind& known : transportKinds())
+    if (std::strcmp(known.name, kind) == 0) return !known.onlyWhenNamed;
+  return false;
 }
 
 TransportFilter parseTransportFilter(const std::string& text, const char* variable) {
@@ -135,8 +142,11 @@ TransportFilter parseTransportFilter(const std::string& text, const char* variab
 
 int chooseKind(const RankIdentity& a, const RankIdentity& b, const TransportFilter& filter) {
   const std::vector<TransportKind>& kinds = transportKinds();
-  for (size_t k = 0; k < kinds.size(); ++k)
-    if (filter.allows(kinds[k].name) && kinds[k].canConnect(a, b)) return static_cast<int>(k);
+  // A kind used only when named is named to be used: it goes first.
+  for (bool named : {true, false})
+    for (size_t k = 0; k < kinds.size(); ++k)
+      if (kinds[k].onlyWhenNamed == named && filter.allows(kinds[k].name) && kinds[k].canConnect(a, b))
+        return static_cast<int>(k);
   return -1;
 }
 
@@ -151,9 +161,11 @@ std::vector<int> chooseTransports(const std::vector<RankIdentity>& identities, i
                             ? "both run on host " + identities[rank].hostName()
                             : "rank " + std::to_string(peer) + " runs on host " + identities[peer].hostName() +
                                   " and rank " + std::to_string(rank) + " on " + identities[rank].hostName();
-      fail(loomUnsupported, "no transport can connect rank " + std::to_string(rank) + " and rank " +
-                                std::to_string(peer) + " (" + why + "): this Loom has " + knownKinds() +
-                                " (shm for ranks of one host, tcp for any two), " + describe(filter));
+      fail(loomUnsupported,
+           "no transport can connect rank " + std::to_string(rank) + " and rank " + std::to_string(peer) + " (" + why +
+               "): this Loom has " + knownKinds() +
+               " (shm for ranks of one host, tcp for any two, mem for ranks of one process when named), " +
+               describe(filter));
     }
   }
   return chosen;

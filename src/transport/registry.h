@@ -78,6 +78,9 @@ struct TransportKind {
   // Both throw an Error saying why.
   void* (*allocateRegistrable)(size_t bytes);
   void (*freeRegistrable)(void* pointer);
+  // Used only where LOOM_TRANSPORTS names it (mem, for tests and tools),
+  // and then before every other kind that can connect a pair.
+  bool onlyWhenNamed = false;
 };
 
 // Every kind, most preferred first.
@@ -86,7 +89,8 @@ const std::vector<TransportKind>& transportKinds();
 KindSettingsList readKindSettings();
 
 // LOOM_TRANSPORTS: a comma-separated list of kinds to use, or of kinds to
-// exclude after a leading '^'. Empty: every kind.
+// exclude after a leading '^'. Empty: every kind, but those used only when
+// named.
 struct TransportFilter {
   std::vector<std::string> names;
   bool exclude = false;
@@ -113,8 +117,9 @@ void* allocateRegistrable(size_t bytes);
 void freeRegistrable(void* pointer);
 
 // The index in transportKinds() of the kind that connects a and b: the
-// first allowed kind that can. -1 when none can. Every kind's canConnect is
-// symmetric, so the order of a and b does not matter.
+// first allowed kind that can, a kind used only when named before the
+// rest. -1 when none can. Every kind's canConnect is symmetric, so the
+// order of a and b does not matter.
 int chooseKind(const RankIdentity& a, const RankIdentity& b, const TransportFilter& filter);
 
 // For every rank, the index in transportKinds() of the kind that connects

@@ -88,7 +88,7 @@ TEST(TransportSelectionErrors, UnknownTransportIsRefusedBeforeAnyRankWaits) {
   EXPECT_EQ(loomCommInitRank(&comm, 2, id, 0, nullptr), loomInvalidArgument);
   EXPECT_NE(
       std::string(loomGetLastError())
-          .find("LOOM_TRANSPORTS='ib,shm' names transport 'ib', which this Loom does not have (it has: shm, tcp)"),
+          .find("LOOM_TRANSPORTS='ib,shm' names transport 'ib', which this Loom does not have (it has: shm, tcp, mem)"),
       std::string::npos)
       << loomGetLastError();
 }

@@ -66,9 +66,11 @@ TEST(TransportRegistry, ForcingTcpUsesItEvenOnOneHost) {
 
 TEST(TransportRegistry, RanksOfTwoHostsWithOnlySharedMemoryNameThePairAndTheHosts) {
   std::string e = errorOf(ranksOnHosts({"a", "a", "b"}), 1, parseTransportFilter("shm", "LOOM_TRANSPORTS"));
-  EXPECT_NE(e.find("no transport can connect rank 1 and rank 2 (rank 2 runs on host b and rank 1 on a): this Loom has "
-                   "shm, tcp (shm for ranks of one host, tcp for any two), LOOM_TRANSPORTS=shm"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find("no transport can connect rank 1 and rank 2 (rank 2 runs on host b and rank 1 on a): this Loom has "
+             "shm, tcp, mem (shm for ranks of one host, tcp for any two, mem for ranks of one process when named), "
+             "LOOM_TRANSPORTS=shm"),
+      std::string::npos)
       << e;
 }
 
@@ -99,16 +101,33 @@ TEST(TransportRegistry, UnknownKindsAreRefusedNamingTheKnownOnes) {
       EXPECT_NE(std::string(e.what()).find(std::string("LOOM_TRANSPORTS='") + text + "' names transport '"),
                 std::string::npos)
           << e.what();
-      EXPECT_NE(std::string(e.what()).find("which this Loom does not have (it has: shm, tcp)"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("which this Loom does not have (it has: shm, tcp, mem)"), std::string::npos)
           << e.what();
     }
   }
 }
 
-TEST(TransportRegistry, EmptySettingAllowsEveryKind) {
+TEST(TransportRegistry, EmptySettingAllowsEveryKindButTheInMemoryOne) {
   TransportFilter filter = parseTransportFilter("", "LOOM_TRANSPORTS");
   EXPECT_TRUE(filter.names.empty());
   EXPECT_TRUE(filter.allows("shm"));
+  EXPECT_TRUE(filter.allows("tcp"));
+  EXPECT_FALSE(filter.allows("mem"));
+  EXPECT_FALSE(parseTransportFilter("^shm", "LOOM_TRANSPORTS").allows("mem"));
+}
+
+// Threads of one process share a host and a pid; only the in-memory kind,
+// and only when named, connects them without shared memory.
+TEST(TransportRegistry, TheInMemoryKindConnectsRanksOfOneProcessOnlyWhenNamed) {
+  const std::vector<RankIdentity> threads = {{"a/boot-a", 1000}, {"a/boot-a", 1000}, {"a/boot-a", 1001}};
+  const int mem = 2;
+  ASSERT_STREQ(transportKinds()[mem].name, "mem");
+  EXPECT_EQ(chooseTransports(threads, 0, {}), (std::vector<int>{-1, 0, 0}));
+  const TransportFilter named = parseTransportFilter("mem", "LOOM_TRANSPORTS");
+  EXPECT_EQ(chooseKind(threads[0], threads[1], named), mem);
+  EXPECT_EQ(chooseKind(threads[0], threads[2], named), -1) << "another process";
+  EXPECT_EQ(chooseTransports(threads, 0, parseTransportFilter("mem,tcp", "LOOM_TRANSPORTS")),
+            (std::vector<int>{-1, mem, 1}));
 }
 
 TEST(TransportRegistry, HostIdFromTheEnvironmentNamesTheHost) {

@@ -1,0 +1,180 @@
+#include "transport/mem/mem_transport.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "base/error.h"
+#include "transport/mem/mem_fifo.h"
+#include "transport/mem/mem_settings.h"
+
+namespace loom::mem {
+namespace {
+
+// Peers' buffers are this process's: read in place, or copied at once.
+class SameProcessMemory final : public PeerMemory {
+ public:
+  const void* inPlace(int /*peer*/, const void* remote) const override { return remote; }
+  void postRead(int /*peer*/, const void* remote, void* local, size_t bytes, const WaitContext& /*ctx*/) override {
+    std::memcpy(local, remote, bytes);
+  }
+  void postWrite(int /*peer*/, void* remote, const void* local, size_t bytes, const WaitContext& /*ctx*/) override {
+    std::memcpy(remote, local, bytes);
+  }
+  Waitable& completions() override { return done_; }
+
+ private:
+  DoneWhenPosted done_;
+};
+
+// Fabrics being set up, by name, for the ranks of this process that look
+// them up in the same init round.
+std::mutex fabricsMutex;
+std::map<std::string, std::weak_ptr<Fabric>>& fabricsByName() {
+  static std::map<std::string, std::weak_ptr<Fabric>> fabrics;
+  return fabrics;
+}
+
+std::string publish(const std::shared_ptr<Fabric>& fabric) {
+  static std::atomic<uint64_t> made{0};
+  const std::string name = "mem-" + std::to_string(getpid()) + "-" + std::to_string(++made);
+  std::lock_guard<std::mutex> lock(fabricsMutex);
+  auto& fabrics = fabricsByName();
+  for (auto it = fabrics.begin(); it != fabrics.end();) it = it->second.expired() ? fabrics.erase(it) : std::next(it);
+  fabrics[name] = fabric;
+  return name;
+}
+
+std::shared_ptr<Fabric> find(const std::string& name) {
+  std::lock_guard<std::mutex> lock(fabricsMutex);
+  auto it = fabricsByName().find(name);
+  return it != fabricsByName().end() ? it->second.lock() : nullptr;
+}
+
+// A registered buffer's key: the process it lives in, and where.
+struct SameProcessKey {
+  int64_t pid;
+  uint64_t window;
+  uint64_t base;
+  uint64_t bytes;
+};
+static_assert(sizeof(SameProcessKey) <= kRegionKeyBytes);
+
+class SameProcessRegion final : public PeerRegion {
+ public:
+  explicit SameProcessRegion(const SameProcessKey& key) : key_(key) {}
+  char* translate(uint64_t remote, size_t bytes) const override {
+    if (remote < key_.base || bytes > key_.bytes || remote - key_.base > key_.bytes - bytes) return nullptr;
+    return reinterpret_cast<char*>(remote);
+  }
+
+ private:
+  SameProcessKey key_;
+};
+
+}  // namespace
+
+void makeRegionKey(const char* /*api*/, uint64_t window, const void* base, size_t bytes,
+                   unsigned char key[kRegionKeyBytes]) {
+  const SameProcessKey mine{getpid(), window, reinterpret_cast<uint64_t>(base), bytes};
+  std::memcpy(key, &mine, sizeof(mine));
+}
+
+std::unique_ptr<PeerRegion> openRegion(const unsigned char key[kRegionKeyBytes], bool /*own*/, std::string* why) {
+  SameProcessKey theirs;
+  std::memcpy(&theirs, key, sizeof(theirs));
+  if (theirs.pid != getpid()) {
+    *why = "the buffer is in process " + std::to_string(theirs.pid) + ", not this one";
+    return nullptr;
+  }
+  return std::make_unique<SameProcessRegion>(theirs);
+}
+
+bool canConnect(const RankIdentity& a, const RankIdentity& b) {
+  return a.host == b.host && a.pid == b.pid;
+}
+
+std::unique_ptr<Transport> connect(const TransportSetup& setup) {
+  const auto& settings = static_cast<const MemSettings&>(setup.own);
+  int lowest = setup.rank;
+  for (int peer : setup.peers) lowest = std::min(lowest, peer);
+  // The group's lowest rank makes the fabric and names it in the round;
+  // the others find it by that name in this process.
+  std::shared_ptr<Fabric> fabric;
+  std::string entry;
+  if (!setup.peers.empty() && lowest == setup.rank) {
+    Faults faults;
+    faults.maxDelayMicros = settings.maxDelayMicros;
+    fabric = std::make_shared<Fabric>(static_cast<int>(setup.identities.size()), settings.slotShape(), faults);
+    entry = publish(fabric);
+  }
+  const std::vector<std::string> entries = setup.rendezvous.allGather(entry);
+  if (setup.peers.empty()) return std::make_unique<MemTransport>(nullptr, setup.rank);
+  if (fabric == nullptr) fabric = find(entries[lowest]);
+  if (fabric == nullptr)
+    fail(loomInternalError, "rank " + std::to_string(setup.rank) + " cannot find the in-memory fabric '" +
+                                entries[lowest].substr(0, 64) + "' that rank " + std::to_string(lowest) +
+                                " made: it is gone, or in another process");
+  return std::make_unique<MemTransport>(std::move(fabric), setup.rank, setup.peers);
+}
+
+MemTransport::MemTransport(std::shared_ptr<Fabric> fabric, int rank, std::vector<int> peers)
+    : fabric_(std::move(fabric)), rank_(rank) {
+  if (fabric_ == nullptr) return;  // a rank with no peer here, which took part in the setup round
+  if (peers.empty())
+    for (int peer = 0; peer < fabric_->nranks(); ++peer)
+      if (peer != rank) peers.push_back(peer);
+  send_.resize(static_cast<size_t>(kChannels) * fabric_->nranks());
+  recv_.resize(send_.size());
+  for (int c = 0; c < kChannels; ++c) {
+    const Channel channel = static_cast<Channel>(c);
+    for (int peer : peers) {
+      send_[index(peer, channel)] = std::make_unique<MemSendConnection>(*fabric_, rank, peer, channel);
+      recv_[index(peer, channel)] = std::make_unique<MemRecvConnection>(*fabric_, rank, peer, channel);
+    }
+  }
+  if (fabric_->faults().singleCopy) peerMemory_ = std::make_unique<SameProcessMemory>();
+}
+
+MemTransport::~MemTransport() {
+  if (fabric_ != nullptr) fabric_->leave(rank_);
+}
+
+void MemTransport::announceCollectiveStarted(const CollectiveCall& call) {
+  RankBoard& mine = fabric_->board(rank_);
+  mine.publishCall(call);
+  mine.collectivesStarted.store(call.number, std::memory_order_release);
+}
+
+int64_t MemTransport::collectivesStartedBy(int peer) const {
+  return static_cast<int64_t>(fabric_->board(peer).collectivesStarted.load(std::memory_order_acquire));
+}
+
+void MemTransport::publishProgress(int64_t nowMs, int waitingFor) {
+  RankBoard& mine = fabric_->board(rank_);
+  mine.waitingFor.store(waitingFor, std::memory_order_relaxed);
+  mine.heartbeatMs.store(nowMs, std::memory_order_release);
+}
+
+PeerProgress MemTransport::progressOf(int peer) const {
+  const RankBoard& theirs = fabric_->board(peer);
+  PeerProgress progress;
+  progress.heartbeatMs = theirs.heartbeatMs.load(std::memory_order_acquire);
+  progress.known = progress.heartbeatMs != 0;
+  progress.waitingFor = theirs.waitingFor.load(std::memory_order_relaxed);
+  return progress;
+}
+
+std::string MemTransport::peerMemoryUnavailable() const {
+  return peerMemory_ != nullptr ? std::string() : "the in-memory fabric was made without single-copy transfers";
+}
+
+std::string MemTransport::describe() const {
+  if (fabric_ == nullptr || !fabric_->delays()) return "MEM";
+  return "MEM (delays up to " + std::to_string(fabric_->faults().maxDelayMicros) + " us)";
+}
+
+}  // namespace loom::mem
