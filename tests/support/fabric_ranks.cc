@@ -1,0 +1,195 @@
+#include "support/fabric_ranks.h"
+
+#include <algorithm>
+#include <numeric>
+#include <thread>
+
+#include "base/error.h"
+#include "transport/mem/mem_transport.h"
+#include "transport/registry.h"
+
+namespace loom::test {
+namespace {
+
+int memKind() {
+  const std::vector<TransportKind>& kinds = transportKinds();
+  for (size_t k = 0; k < kinds.size(); ++k)
+    if (std::string(kinds[k].name) == "mem") return static_cast<int>(k);
+  fail(loomInternalError, "this Loom has no in-memory transport kind");
+}
+
+}  // namespace
+
+FabricRank::FabricRank(std::shared_ptr<mem::Fabric> fabric, int rank, const FabricOptions& options)
+    : fabric_(std::move(fabric)), options_(options), sentTo_(options.nranks), receivedFrom_(options.nranks) {
+  const int nranks = options.nranks;
+  connections_ = std::make_unique<Connections>(rank, nranks, memKind(), fabric_->shape(),
+                                               std::make_unique<mem::MemTransport>(fabric_, rank));
+  team_.rank = rank;
+  team_.nranks = nranks;
+  team_.members.resize(nranks);
+  std::iota(team_.members.begin(), team_.members.end(), 0);
+  team_.places.resize(nranks);
+  std::vector<int> onHost;  // ranks seen so far, per host
+  for (int r = 0; r < nranks; ++r) {
+    const int host = options.hostOf.empty() ? 0 : options.hostOf[r];
+    if (host >= static_cast<int>(onHost.size())) onHost.resize(host + 1, 0);
+    team_.places[r].host = host;
+    team_.places[r].localIndex = onHost[host]++;
+  }
+  team_.hosts = static_cast<int>(onHost.size());
+  const bool even = team_.hosts >= 2 && onHost[0] >= 2 &&
+                    std::all_of(onHost.begin(), onHost.end(), [&](int n) { return n == onHost[0]; });
+  team_.ranksPerHost = even ? onHost[0] : 0;
+  team_.ring = team_.members;
+  team_.ringPosition = rank;
+  team_.connections = connections_.get();
+  team_.slotBytes = connections_->slotBytesAmong(team_.members);
+  team_.tuning = options.tuning;
+  team_.keepSubTeams();
+  EngineSettings settings;
+  settings.nranks = nranks;
+  settings.timeoutMs = options.timeoutMs;
+  settings.aborted = &aborted_;
+  engine_ = std::make_shared<Engine>(*this, connections_->idleSleep(), settings);
+}
+
+FabricRank::~FabricRank() {
+  leave();
+}
+
+void FabricRank::leave() {
+  if (engine_) engine_->stop();
+  engine_.reset();
+  connections_.reset();
+}
+
+OperationPtr FabricRank::make(const char* name, Lane lane) {
+  OperationPtr op = std::make_shared<Operation>(engine_);
+  op->name = name;
+  op->lane = lane;
+  op->sequence = ++operations_;
+  return op;
+}
+
+OperationPtr FabricRank::collective(const char* name, OperationKind kind, Operation::Step step,
+                                    const CollectiveArgs& args) {
+  OperationPtr op = make(name, Lane::collective());
+  op->step = step;
+  op->args = args;
+  op->call.number = ++collectives_;
+  op->call.kind = kind;
+  op->call.count = args.count;
+  op->call.dtype = args.dtype;
+  // As the C API labels them: the op only of reductions, the root only of
+  // rooted collectives.
+  const bool reduces =
+      kind == OperationKind::kAllReduce || kind == OperationKind::kReduceScatter || kind == OperationKind::kReduce;
+  const bool rooted = kind == OperationKind::kBroadcast || kind == OperationKind::kReduce;
+  op->call.op = reduces ? args.op : -1;
+  op->call.root = rooted ? args.root : -1;
+  return op;
+}
+
+OperationPtr FabricRank::send(int peer, const void* buffer, size_t count, loomDataType_t dtype) {
+  OperationPtr op = make("Send", Lane::sendTo(peer));
+  op->step = pointToPointSend;
+  op->args.sendbuf = buffer;
+  op->args.count = count;
+  op->args.dtype = dtype;
+  op->args.root = peer;
+  op->messageNumber = ++sentTo_[peer];
+  return op;
+}
+
+OperationPtr FabricRank::recv(int peer, void* buffer, size_t count, loomDataType_t dtype) {
+  OperationPtr op = make("Recv", Lane::recvFrom(peer));
+  op->step = pointToPointRecv;
+  op->args.recvbuf = buffer;
+  op->args.count = count;
+  op->args.dtype = dtype;
+  op->args.root = peer;
+  op->messageNumber = ++receivedFrom_[peer];
+  return op;
+}
+
+OperationPtr FabricRank::custom(const char* name, Lane lane, Operation::Body body) {
+  OperationPtr op = make(name, lane);
+  op->body = std::move(body);
+  if (lane.kind == Lane::Kind::kCollective) {
+    op->call.number = ++collectives_;
+    op->call.kind = OperationKind::kBarrier;
+  }
+  return op;
+}
+
+Outcome FabricRank::beginOperation(Operation& op) {
+  WaitContext& wait = op.wait;
+  wait.timeoutMs = options_.timeoutMs;
+  wait.aborted = &aborted_;
+  wait.rank = team_.rank;
+  wait.operation = op.name;
+  wait.sequence = op.sequence;
+  wait.call = op.isCollective() ? &op.call : nullptr;
+  wait.label = op.isCollective() ? MessageLabel::of(op.call)
+                                 : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype);
+  wait.commName = &name_;
+  Outcome outcome;
+  const std::string broken = brokenBecause();
+  if (!broken.empty()) {
+    outcome.code = loomInvalidUsage;
+    outcome.failure = wait.describe() + " cannot run: this communicator failed earlier (" + broken + ")";
+  } else if (aborted_.load()) {
+    outcome.code = loomAborted;
+    outcome.failure = wait.describe() + " was aborted before it started";
+  } else if (op.isCollective()) {
+    connections_->announceCollectiveStarted(op.call);
+  }
+  return outcome;
+}
+
+Outcome FabricRank::endOperation(Operation& op, std::exception_ptr error) {
+  Outcome outcome;
+  if (!error) return outcome;
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    outcome.code = e.code();
+    outcome.failure = e.what();
+  } catch (const std::exception& e) {
+    outcome.code = loomInternalError;
+    outcome.failure = e.what();
+  }
+  const std::string who = op.wait.describe();
+  if (outcome.failure.compare(0, who.size(), who) != 0) outcome.failure = who + ": " + outcome.failure;
+  {
+    std::lock_guard<std::mutex> lock(brokenMutex_);
+    if (broken_.empty()) broken_ = outcome.failure;
+  }
+  connections_->announceFailure(outcome.failure);
+  return outcome;
+}
+
+void FabricRank::publishProgress(int64_t nowMs, int waitingFor) {
+  connections_->publishProgress(nowMs, waitingFor);
+}
+
+std::string FabricRank::brokenBecause() const {
+  std::lock_guard<std::mutex> lock(brokenMutex_);
+  return broken_;
+}
+
+std::vector<std::unique_ptr<FabricRank>> makeFabricRanks(const FabricOptions& options) {
+  auto fabric = std::make_shared<mem::Fabric>(options.nranks, options.shape, options.faults);
+  std::vector<std::unique_ptr<FabricRank>> ranks;
+  for (int r = 0; r < options.nranks; ++r) ranks.push_back(std::make_unique<FabricRank>(fabric, r, options));
+  return ranks;
+}
+
+void onEveryRank(std::vector<std::unique_ptr<FabricRank>>& ranks, const std::function<void(FabricRank&)>& body) {
+  std::vector<std::thread> threads;
+  for (auto& rank : ranks) threads.emplace_back([&body, &rank] { body(*rank); });
+  for (std::thread& thread : threads) thread.join();
+}
+
+}  // namespace loom::test
