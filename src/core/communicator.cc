@@ -118,11 +118,17 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
 }
 
 std::vector<RankIdentity> Communicator::exchangeIdentities(bootstrap::RendezvousClient& rendezvous) {
-  // Where this rank runs travels with its identity (one round for both).
+  // Where this rank runs, and its host's devices, travel with its identity
+  // (one round for all).
   // One rank has no peer to place: it skips detecting the machine.
-  const topo::RankPlacement place =
-      team_.nranks > 1 ? topo::ownPlacement(processTopology(config_)) : topo::RankPlacement{};
-  std::vector<std::string> encoded = rendezvous.allGather(RankIdentity::mine(place).encode());
+  RankIdentity mine;
+  if (team_.nranks > 1) {
+    const topo::Topology& topology = processTopology(config_);
+    mine = RankIdentity::mine(topo::ownPlacement(topology), devicesOf(topology));
+  } else {
+    mine = RankIdentity::mine();
+  }
+  std::vector<std::string> encoded = rendezvous.allGather(mine.encode());
   std::vector<RankIdentity> identities;
   for (int peer = 0; peer < team_.nranks; ++peer) identities.push_back(RankIdentity::decode(encoded[peer], peer));
   return identities;

@@ -31,38 +31,131 @@ std::string hostIdFromEnvironment() {
 
 }  // namespace
 
-RankIdentity RankIdentity::mine(const topo::RankPlacement& place) {
-  if (std::string id = hostIdFromEnvironment(); !id.empty()) return RankIdentity{id, getpid(), place};
+RankIdentity RankIdentity::mine(const topo::RankPlacement& place, std::vector<DeviceIdentity> devices) {
+  RankIdentity identity{hostIdFromEnvironment(), getpid(), place, std::move(devices)};
+  if (!identity.host.empty()) return identity;
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   std::string bootId;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> bootId;
-  return RankIdentity{std::string(name) + "/" + bootId, getpid(), place};
+  identity.host = std::string(name) + "/" + bootId;
+  return identity;
 }
 
-// "host\npid\n", then the placement's bytes.
+std::vector<DeviceIdentity> devicesOf(const topo::Topology& topology) {
+  std::vector<DeviceIdentity> devices;
+  auto numaOf = [&](int node) {
+    const int cpu = topology.rootCpu(node);
+    return cpu >= 0 ? topology.nodes[cpu].numa : -1;
+  };
+  for (int id : topology.gpus()) {
+    const topo::Node& gpu = topology.nodes[id];
+    devices.push_back({DeviceIdentity::Kind::kGpu, gpu.name, gpu.pci.busId, numaOf(id), "", gpu.model});
+  }
+  for (int id : topology.nics()) {
+    const topo::Node& nic = topology.nodes[id];
+    for (size_t p = 0; p < nic.nets.size(); ++p) {
+      const topo::NetPort& port = nic.nets[p];
+      std::string guid;
+      for (const auto& [key, value] : port.extra)
+        if (key == "guid") guid = value;
+      // An RDMA NIC lists its OpenFabrics device first (mlx5_0), then its
+      // network interfaces (ib0, eth2).
+      const bool rdma = nic.rdma && p == 0;
+      devices.push_back({DeviceIdentity::Kind::kNic, port.name, nic.pci.busId, numaOf(id), rdma ? "rdma" : "ip", guid});
+    }
+  }
+  return devices;
+}
+
+namespace {
+
+constexpr size_t kMaxDevices = 1024;
+constexpr size_t kMaxDeviceField = 256;
+
+// Fields travel between tabs and lines: a name holding either (a topology
+// file may say anything) is sent with '?' there.
+std::string plain(const std::string& field) {
+  std::string text = field.substr(0, kMaxDeviceField);
+  for (char& c : text)
+    if (c == '\t' || c == '\n') c = '?';
+  return text;
+}
+
+std::vector<std::string> splitTabs(const std::string& line) {
+  std::vector<std::string> fields;
+  size_t at = 0;
+  while (true) {
+    const size_t tab = line.find('\t', at);
+    fields.push_back(line.substr(at, tab - at));
+    if (tab == std::string::npos) return fields;
+    at = tab + 1;
+  }
+}
+
+}  // namespace
+
+// "host\npid\n", the placement's bytes, then a line per device:
+// "gpu|nic\tname\tbusId\tnuma\tfabric\taddress\n".
 std::string RankIdentity::encode() const {
-  return host + "\n" + std::to_string(pid) + "\n" + std::string(reinterpret_cast<const char*>(&place), sizeof(place));
+  std::string text =
+      host + "\n" + std::to_string(pid) + "\n" + std::string(reinterpret_cast<const char*>(&place), sizeof(place));
+  for (size_t d = 0; d < devices.size() && d < kMaxDevices; ++d) {
+    const DeviceIdentity& device = devices[d];
+    text += std::string(device.kind == DeviceIdentity::Kind::kGpu ? "gpu" : "nic") + "\t" + plain(device.name) + "\t" +
+            plain(device.busId) + "\t" + std::to_string(device.numa) + "\t" + plain(device.fabric) + "\t" +
+            plain(device.address) + "\n";
+  }
+  return text;
 }
 
 RankIdentity RankIdentity::decode(const std::string& text, int rank) {
-  auto malformed = [&]() {
+  auto malformed = [&](const std::string& what) {
     fail(loomRemoteError, "rank " + std::to_string(rank) + " sent a malformed identity at init (" +
-                              std::to_string(text.size()) + " bytes; is every rank running the same Loom?)");
+                              std::to_string(text.size()) + " bytes, " + what +
+                              "; is every rank running the same Loom?)");
   };
-  if (text.size() <= sizeof(topo::RankPlacement) || text[text.size() - sizeof(topo::RankPlacement) - 1] != '\n')
-    malformed();
-  const std::string head = text.substr(0, text.size() - sizeof(topo::RankPlacement) - 1);
   RankIdentity identity;
-  size_t newline = head.rfind('\n');
+  const size_t hostEnd = text.find('\n');
+  const size_t pidEnd = hostEnd == std::string::npos ? std::string::npos : text.find('\n', hostEnd + 1);
+  if (hostEnd == std::string::npos || hostEnd == 0 || pidEnd == std::string::npos) malformed("no host and pid");
+  identity.host = text.substr(0, hostEnd);
+  const std::string pidText = text.substr(hostEnd + 1, pidEnd - hostEnd - 1);
   char* end = nullptr;
-  long pid = newline == std::string::npos ? 0 : std::strtol(head.c_str() + newline + 1, &end, 10);
-  if (newline == std::string::npos || end == nullptr || *end != '\0' || pid <= 0) malformed();
-  identity.host = head.substr(0, newline);
+  const long pid = std::strtol(pidText.c_str(), &end, 10);
+  if (pidText.empty() || end == nullptr || *end != '\0' || pid <= 0) malformed("no pid");
   identity.pid = static_cast<pid_t>(pid);
-  std::memcpy(&identity.place, text.data() + head.size() + 1, sizeof(identity.place));
+  const size_t placeAt = pidEnd + 1;
+  if (text.size() < placeAt + sizeof(topo::RankPlacement)) malformed("its placement cut short");
+  std::memcpy(&identity.place, text.data() + placeAt, sizeof(identity.place));
   identity.place.host[sizeof(identity.place.host) - 1] = '\0';
   identity.place.nic[sizeof(identity.place.nic) - 1] = '\0';
+
+  size_t at = placeAt + sizeof(topo::RankPlacement);
+  while (at < text.size()) {
+    const size_t lineEnd = text.find('\n', at);
+    if (lineEnd == std::string::npos) malformed("a device line without its end");
+    if (identity.devices.size() == kMaxDevices) malformed("more than " + std::to_string(kMaxDevices) + " devices");
+    const std::vector<std::string> fields = splitTabs(text.substr(at, lineEnd - at));
+    at = lineEnd + 1;
+    if (fields.size() != 6 || (fields[0] != "gpu" && fields[0] != "nic"))
+      malformed("device " + std::to_string(identity.devices.size()) +
+                " is not 'gpu|nic, name, bus id, numa, fabric, "
+                "address'");
+    for (const std::string& field : fields)
+      if (field.size() > kMaxDeviceField) malformed("a device field longer than " + std::to_string(kMaxDeviceField));
+    DeviceIdentity device;
+    device.kind = fields[0] == "gpu" ? DeviceIdentity::Kind::kGpu : DeviceIdentity::Kind::kNic;
+    device.name = fields[1];
+    device.busId = fields[2];
+    const long numa = std::strtol(fields[3].c_str(), &end, 10);
+    if (fields[3].empty() || *end != '\0' || numa < -1 || numa > 1 << 20)
+      malformed("device " + std::to_string(identity.devices.size()) + " has NUMA node '" + fields[3] + "'");
+    device.numa = static_cast<int>(numa);
+    device.fabric = fields[4];
+    device.address = fields[5];
+    identity.devices.push_back(std::move(device));
+  }
   return identity;
 }
 

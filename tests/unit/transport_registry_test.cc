@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "topology/topology_file.h"
 #include "transport/registry.h"
 
 namespace loom {
@@ -197,6 +198,42 @@ TEST(TransportRegistry, IdentitiesRoundTripAndMalformedOnesAreNamed) {
   const RankIdentity full = RankIdentity::decode(RankIdentity::mine(place).encode(), 3);
   EXPECT_EQ(std::strlen(full.place.host), sizeof(place.host) - 1);
   EXPECT_EQ(std::strlen(full.place.nic), sizeof(place.nic) - 1);
+}
+
+// A rank's identity carries its host's GPUs and NIC ports, for the kinds
+// that decide canConnect from them: they round-trip, names that hold the
+// encoding's separators arrive with '?' there, and device lines that are
+// not well formed are refused naming the sender.
+TEST(TransportRegistry, IdentitiesCarryTheHostsDevices) {
+  const std::unique_ptr<topo::Topology> machine = topo::readTopologyFile(
+      std::string(LOOM_TEST_DATA_DIR) + "/topologies/hgx-a100-8gpu-nvswitch-cx6.nccl-topo.xml", nullptr);
+  const std::vector<DeviceIdentity> devices = devicesOf(*machine);
+  ASSERT_EQ(devices.size(), 13u) << "8 GPUs and 5 NIC ports";
+  EXPECT_EQ(devices[0], (DeviceIdentity{DeviceIdentity::Kind::kGpu, "GPU0", "0000:13:00.0", 0, "", ""}));
+  EXPECT_EQ(devices[8], (DeviceIdentity{DeviceIdentity::Kind::kNic, "mlx5_bond_0", "0000:06:00.0", 0, "rdma",
+                                        "0x1e95b50003fd7010"}));
+  for (int g = 0; g < 8; ++g) EXPECT_EQ(devices[g].kind, DeviceIdentity::Kind::kGpu) << g;
+
+  std::vector<DeviceIdentity> sent = devices;
+  sent.push_back({DeviceIdentity::Kind::kNic, "eth\t0", "", -1, "ip", "line\nbreak"});
+  const RankIdentity back = RankIdentity::decode(RankIdentity::mine({}, sent).encode(), 2);
+  ASSERT_EQ(back.devices.size(), sent.size());
+  for (size_t d = 0; d + 1 < sent.size(); ++d) EXPECT_EQ(back.devices[d], sent[d]) << d;
+  EXPECT_EQ(back.devices.back().name, "eth?0");
+  EXPECT_EQ(back.devices.back().address, "line?break");
+
+  const std::string head = RankIdentity::mine().encode();
+  for (const std::string& line : {"gpu\tGPU0\t\t0\t\n", "tpu\tx\t\t0\t\t\n", "nic\teth0\t\tnear\tip\t\n",
+                                  "nic\teth0\t\t-2\tip\t\n", "gpu\tGPU0\t\t0\t\t\t\n"}) {
+    try {
+      RankIdentity::decode(head + line, 2);
+      ADD_FAILURE() << "device line '" << line << "' was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), loomRemoteError);
+      EXPECT_NE(std::string(e.what()).find("rank 2 sent a malformed identity at init"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("device 0"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // A registration offer carries one key per kind that registers memory, as
