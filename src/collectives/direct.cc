@@ -53,13 +53,13 @@ Task<> reduceFromAll(const Team& team, const std::vector<PeerBuffers>& peers, si
     const void* sum = input(0, accumulator);
     for (int r = 1; r < last; ++r) {
       const void* next = input(r, incoming);
-      co_await TransfersDone{memory, wait};
+      co_await TransfersDone{memory.completions(), wait};
       reduceArrays(accumulator, sum, next, n, args.dtype, args.op);
       sum = accumulator;
     }
     char* dst = out + at * elem;
     const void* next = input(last, incoming);
-    co_await TransfersDone{memory, wait};
+    co_await TransfersDone{memory.completions(), wait};
     reduceArrays(dst, sum, next, n, args.dtype, args.op);
     if (args.op == loomAvg) divideArray(dst, n, args.dtype, team.nranks);
   }
@@ -81,7 +81,7 @@ Task<> gatherFromAll(const Team& team, BlockOf blockOf, char* out, const WaitCon
     auto [remote, offset, bytes] = blockOf(peer);
     memory.postRead(team.peerOf(peer), remote, out + offset, bytes, wait);
   }
-  co_await TransfersDone{memory, wait};
+  co_await TransfersDone{memory.completions(), wait};
 }
 
 }  // namespace

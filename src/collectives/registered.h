@@ -17,6 +17,11 @@
 // barrier between reading and writing; one barrier at the end keeps every
 // rank from returning (and reusing its buffers) while a peer still works on
 // them.
+//
+// A kind that reaches peers' registered memory only through posted
+// transfers (an RDMA NIC; transport/regions.h) runs the same shares by
+// transfers: a rank reads its block of every input into scratch, reduces
+// there, and writes the result into every output.
 #pragma once
 
 #include <vector>

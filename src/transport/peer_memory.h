@@ -49,16 +49,17 @@ class DoneWhenPosted final : public Waitable {
   void watch(bool /*on*/) override {}
 };
 
-// `co_await TransfersDone{memory, wait}`: resumes once every transfer this
-// schedule posted through `memory` is done (at once for the CPU kinds).
+// `co_await TransfersDone{memory.completions(), wait}`: resumes once every
+// transfer this schedule posted there is done (at once for the CPU kinds).
+// Registered regions' transfers complete the same way (regions.h).
 struct TransfersDone {
-  PeerMemory& memory;
+  Waitable& completions;
   const WaitContext& wait;
 
-  bool await_ready() { return memory.completions().ready(); }
-  void await_suspend(std::coroutine_handle<> self) { wait.park(self, memory.completions()); }
+  bool await_ready() { return completions.ready(); }
+  void await_suspend(std::coroutine_handle<> self) { wait.park(self, completions); }
   void await_resume() {
-    if (!memory.completions().ready()) wait.failResumedTooEarly(memory.completions().peer());
+    if (!completions.ready()) wait.failResumedTooEarly(completions.peer());
   }
 };
 

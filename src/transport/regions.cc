@@ -73,6 +73,26 @@ void RegisteredRegions::remove(uint64_t window) {
   }
 }
 
+PeerRegion* RegisteredRegions::regionOf(int rank, uint64_t address, size_t bytes) const {
+  for (const Window& window : windows_)
+    if (!window.byRank.empty() && window.byRank[rank]->contains(address, bytes)) return window.byRank[rank].get();
+  return nullptr;
+}
+
+void PeerRegion::postRead(uint64_t remote, void* local, size_t bytes) {
+  const char* mapped = translate(remote, bytes);
+  if (mapped == nullptr)
+    fail(loomInternalError, "a registered buffer was read outside its range, or by a kind that cannot map it");
+  std::memcpy(local, mapped, bytes);
+}
+
+void PeerRegion::postWrite(uint64_t remote, const void* local, size_t bytes) {
+  char* mapped = translate(remote, bytes);
+  if (mapped == nullptr)
+    fail(loomInternalError, "a registered buffer was written outside its range, or by a kind that cannot map it");
+  std::memcpy(mapped, local, bytes);
+}
+
 char* RegisteredRegions::translate(int rank, uint64_t address, size_t bytes) const {
   for (const Window& window : windows_)
     if (!window.byRank.empty())

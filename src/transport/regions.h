@@ -18,6 +18,8 @@
 #include <memory>
 #include <vector>
 
+#include "transport/peer_memory.h"
+
 namespace loom {
 
 constexpr size_t kRegionKeyBytes = 64;
@@ -46,13 +48,28 @@ struct RegionOffer {
   static RegionOffer decode(const unsigned char* data, size_t size, size_t kinds, int sender);
 };
 
-// One rank's registered buffer as this process reaches it.
+// One rank's registered buffer as this process reaches it. A key gives
+// local access to this rank's own buffer (opened with `own`: an RDMA kind's
+// lkey) and remote access to a peer's (its rkey); the CPU kinds map both.
 class PeerRegion {
  public:
   virtual ~PeerRegion() = default;
-  // Where [remote, remote + bytes) of the owner is here, or null if the
-  // range is not all inside this region.
+  // Whether [remote, remote + bytes) of the owner lies inside this region.
+  virtual bool contains(uint64_t remote, size_t bytes) const = 0;
+  // Where that range is in this process, for plain loads and stores; null
+  // if it is not inside the region, or if this kind reaches the owner's
+  // memory only through posted transfers (a NIC's RDMA, a device copy).
   virtual char* translate(uint64_t remote, size_t bytes) const = 0;
+  // Posted copies between this rank's `local` buffer and the owner's range
+  // (inside the region): neither may be touched until completions() is
+  // ready (`co_await TransfersDone{region.completions(), wait}`). A kind
+  // that maps the memory copies as it posts, which these defaults do.
+  virtual void postRead(uint64_t remote, void* local, size_t bytes);
+  virtual void postWrite(uint64_t remote, const void* local, size_t bytes);
+  virtual Waitable& completions() { return done_; }
+
+ private:
+  DoneWhenPosted done_;
 };
 
 class RegisteredRegions {
@@ -71,8 +88,11 @@ class RegisteredRegions {
   bool anyMapped() const;
 
   // Rank `rank`'s [address, address + bytes) here, or null unless it lies
-  // inside one of that rank's registered buffers.
+  // inside one of that rank's registered buffers and this process maps it.
   char* translate(int rank, uint64_t address, size_t bytes) const;
+  // The registered buffer of rank `rank` that holds [address, address +
+  // bytes), mapped here or reached by posted transfers; null if none.
+  PeerRegion* regionOf(int rank, uint64_t address, size_t bytes) const;
 
   // How many collectives ran single-copy on these buffers: lets tests (and
   // a curious user with LOOM_DEBUG) see that registration was used.

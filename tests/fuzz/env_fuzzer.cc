@@ -44,6 +44,7 @@ constexpr const char* kVariables[] = {
     "LOOM_MEM_SLOT_BYTES",
     "LOOM_MEM_SLOTS",
     "LOOM_MEM_DELAY_US",
+    "LOOM_MEM_REGIONS",
     "LOOM_TRANSPORTS",
     "LOOM_SOCKET_IFNAME",
     "LOOM_SOCKET_FAMILY",

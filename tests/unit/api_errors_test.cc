@@ -227,6 +227,7 @@ TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
       {"LOOM_MEM_SLOTS", "1", "LOOM_MEM_SLOTS='1' is not an integer between 2 and 1024"},
       {"LOOM_MEM_SLOT_BYTES", "100", "LOOM_MEM_SLOT_BYTES"},
       {"LOOM_MEM_DELAY_US", "-3", "LOOM_MEM_DELAY_US='-3' is not an integer between 0 and 1000000"},
+      {"LOOM_MEM_REGIONS", "rdma", "LOOM_MEM_REGIONS='rdma' is not mapped or posted"},
       {"LOOM_TREE_MAX_BYTES", "-5", "LOOM_TREE_MAX_BYTES"},
       {"LOOM_DIRECT_MIN_BYTES", "big", "LOOM_DIRECT_MIN_BYTES='big' is not an integer"},
       {"LOOM_FLIGHT_RECORDER_ENTRIES", "-1", "LOOM_FLIGHT_RECORDER_ENTRIES='-1' is not an integer between 0 and"},

@@ -54,32 +54,81 @@ std::shared_ptr<Fabric> find(const std::string& name) {
   return it != fabricsByName().end() ? it->second.lock() : nullptr;
 }
 
-// A registered buffer's key: the process it lives in, and where.
+// A registered buffer's key: the process it lives in, where, and whether
+// peers may map it or reach it only through posted transfers.
 struct SameProcessKey {
   int64_t pid;
   uint64_t window;
   uint64_t base;
   uint64_t bytes;
+  uint64_t postedOnly;
 };
 static_assert(sizeof(SameProcessKey) <= kRegionKeyBytes);
 
+// With LOOM_MEM_REGIONS=posted it stands in for a kind whose peers reach
+// registered memory only through posted transfers (an RDMA NIC): it maps
+// nothing, and its transfers complete only when the schedule next looks,
+// never as they are posted.
 class SameProcessRegion final : public PeerRegion {
  public:
   explicit SameProcessRegion(const SameProcessKey& key) : key_(key) {}
-  char* translate(uint64_t remote, size_t bytes) const override {
-    if (remote < key_.base || bytes > key_.bytes || remote - key_.base > key_.bytes - bytes) return nullptr;
-    return reinterpret_cast<char*>(remote);
+  bool contains(uint64_t remote, size_t bytes) const override {
+    return remote >= key_.base && bytes <= key_.bytes && remote - key_.base <= key_.bytes - bytes;
   }
+  char* translate(uint64_t remote, size_t bytes) const override {
+    return key_.postedOnly == 0 && contains(remote, bytes) ? reinterpret_cast<char*>(remote) : nullptr;
+  }
+  void postRead(uint64_t remote, void* local, size_t bytes) override {
+    check(remote, bytes);
+    pending_.posted(local, reinterpret_cast<const void*>(remote), bytes);
+  }
+  void postWrite(uint64_t remote, const void* local, size_t bytes) override {
+    check(remote, bytes);
+    pending_.posted(reinterpret_cast<void*>(remote), local, bytes);
+  }
+  Waitable& completions() override { return pending_; }
 
  private:
+  void check(uint64_t remote, size_t bytes) const {
+    if (!contains(remote, bytes))
+      fail(loomInternalError, "a transfer of " + std::to_string(bytes) + " bytes at " + std::to_string(remote) +
+                                  " lies outside the registered buffer it was posted to");
+  }
+  // Copies held until the first look at completions, which makes them.
+  class Pending final : public Waitable {
+   public:
+    void posted(void* to, const void* from, size_t bytes) { copies_.push_back({to, from, bytes}); }
+    int peer() const override { return -1; }
+    size_t slotBytes() const override { return 0; }
+    bool ready() override {
+      for (const Copy& copy : copies_) std::memcpy(copy.to, copy.from, copy.bytes);
+      copies_.clear();
+      return true;
+    }
+    void checkPeer(const WaitContext& /*ctx*/) override {}
+    const char* peerMustDo() const override { return "to let a transfer complete"; }
+    void watch(bool /*on*/) override {}
+
+   private:
+    struct Copy {
+      void* to;
+      const void* from;
+      size_t bytes;
+    };
+    std::vector<Copy> copies_;
+  };
+
   SameProcessKey key_;
+  Pending pending_;
 };
 
 }  // namespace
 
 void makeRegionKey(const char* /*api*/, uint64_t window, const void* base, size_t bytes,
                    unsigned char key[kRegionKeyBytes]) {
-  const SameProcessKey mine{getpid(), window, reinterpret_cast<uint64_t>(base), bytes};
+  const auto& settings = static_cast<const MemSettings&>(*readSettings());
+  const SameProcessKey mine{getpid(), window, reinterpret_cast<uint64_t>(base), bytes,
+                            settings.postedRegions ? 1u : 0u};
   std::memcpy(key, &mine, sizeof(mine));
 }
 

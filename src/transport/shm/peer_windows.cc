@@ -89,9 +89,12 @@ std::unique_ptr<MappedWindow> MappedWindow::open(const WindowOffer& offer, bool 
   return window;
 }
 
+bool MappedWindow::contains(uint64_t remote, size_t bytes) const {
+  return remote >= remoteBase_ && remote - remoteBase_ <= bytes_ && bytes <= bytes_ - (remote - remoteBase_);
+}
+
 char* MappedWindow::translate(uint64_t remote, size_t bytes) const {
-  if (remote < remoteBase_ || remote - remoteBase_ > bytes_ || bytes > bytes_ - (remote - remoteBase_)) return nullptr;
-  return local_ + (remote - remoteBase_);
+  return contains(remote, bytes) ? local_ + (remote - remoteBase_) : nullptr;
 }
 
 MappedWindow::~MappedWindow() {

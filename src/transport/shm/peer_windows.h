@@ -44,6 +44,7 @@ class MappedWindow final : public PeerRegion {
 
   // Where [remote, remote + bytes) of the owner is here, or null if the
   // range is not all inside this window.
+  bool contains(uint64_t remote, size_t bytes) const override;
   char* translate(uint64_t remote, size_t bytes) const override;
 
  private:
