@@ -228,6 +228,18 @@ LOOM_API loomResult_t loomWait(loomRequest_t request, int64_t timeoutMs);
 LOOM_API loomResult_t loomTest(loomRequest_t request, int* done);
 /* May be called on a finished or pending request; a pending op still runs. */
 LOOM_API loomResult_t loomRequestFree(loomRequest_t request);
+/* Calls callback(request, result, userData) once, when the operation ends,
+ * with its result: on the thread that ends it (the communicator's progress
+ * thread, or a thread inside loomWait, loomTest or a blocking call on that
+ * communicator), or on the calling thread before this returns if it has
+ * ended already. This is how a framework completes its futures without a
+ * thread per operation. The callback must return quickly and must not call
+ * Loom on that communicator (it runs inside its progress); it must not free
+ * the request, and `request` may be used in it only for loomWait(request, 0)
+ * to read the failure sentence. One callback per request: a second call
+ * fails with loomInvalidUsage and leaves the first. */
+typedef void (*loomCallback_t)(loomRequest_t request, loomResult_t result, void* userData);
+LOOM_API loomResult_t loomRequestSetCallback(loomRequest_t request, loomCallback_t callback, void* userData);
 
 LOOM_API size_t loomTypeSize(loomDataType_t dtype); /* 0 for an unknown dtype */
 LOOM_API const char* loomTypeName(loomDataType_t dtype);

@@ -563,6 +563,18 @@ loomResult_t loomTest(loomRequest_t request, int* done) {
   });
 }
 
+loomResult_t loomRequestSetCallback(loomRequest_t request, loomCallback_t callback, void* userData) {
+  return loom::guarded([&] {
+    if (request == nullptr) loom::fail(loomInvalidArgument, "loomRequestSetCallback: request is NULL");
+    if (callback == nullptr) loom::fail(loomInvalidArgument, "loomRequestSetCallback: callback is NULL");
+    const bool set = request->impl->onComplete(
+        [request, callback, userData](loomResult_t result) { callback(request, result, userData); });
+    if (!set)
+      loom::fail(loomInvalidUsage, "loomRequestSetCallback: this request has a callback already; it keeps that one");
+    return loomSuccess;
+  });
+}
+
 loomResult_t loomRequestFree(loomRequest_t request) {
   if (request == nullptr) {
     loom::threadLastError = "loomRequestFree: request is NULL";

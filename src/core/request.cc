@@ -9,6 +9,18 @@ void Request::complete(loomResult_t result, std::string&& error) {
   result_ = result;
   if (!error.empty()) error_ = std::move(error);  // on every call's path: success moves nothing
   done_.store(true, std::memory_order_release);
+  if (callbackState_.exchange(kCompleted, std::memory_order_acq_rel) == kCallbackSet) callback_(result_);
+}
+
+bool Request::onComplete(Callback callback) {
+  if (callbackClaimed_.exchange(true, std::memory_order_acq_rel)) return false;
+  callback_ = std::move(callback);
+  const int before = callbackState_.exchange(kCallbackSet, std::memory_order_acq_rel);
+  if (before == kCompleted) {
+    callbackState_.store(kCompleted, std::memory_order_relaxed);
+    callback_(result_);
+  }
+  return true;
 }
 
 bool Request::poll() {

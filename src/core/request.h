@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,8 +20,13 @@ class Request {
  public:
   explicit Request(std::weak_ptr<Engine> engine) : engine_(std::move(engine)) {}
 
-  // Called once, by the engine.
+  // Called once, by the engine; then runs the callback, if one is set.
   void complete(loomResult_t result, std::string&& error);
+  // Runs `callback` once, when the operation ends: on the thread that ends
+  // it, or on this one before returning if it has ended already. False if
+  // a callback was set before (it stays).
+  using Callback = std::function<void(loomResult_t)>;
+  bool onComplete(Callback callback);
   bool done() const { return done_.load(std::memory_order_acquire); }
   // The engine has let go of the operation: nothing of it is touched any
   // more (a blocking call's operation lives on the caller's stack).
@@ -42,6 +48,12 @@ class Request {
   std::atomic<bool> retired_{false};
   loomResult_t result_ = loomInProgress;  // written before done_ is set
   std::string error_;
+  // Whoever moves callbackState_ second (setting the callback, or
+  // completing) runs the callback: exactly once, whatever the race.
+  enum : int { kNoCallback, kCallbackSet, kCompleted };
+  std::atomic<int> callbackState_{kNoCallback};
+  std::atomic<bool> callbackClaimed_{false};  // a second onComplete is refused, even racing the first
+  Callback callback_;
 };
 
 }  // namespace loom

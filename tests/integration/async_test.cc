@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <loom/loom.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -226,6 +227,92 @@ TEST_P(AsyncTest, MismatchedCallOnTheDirectPathFailsOnEveryRank) {
         EXPECT_LT(seconds, 30.0) << "named only after " << seconds << " s";
       },
       options);
+}
+
+// What a callback saw: how often it ran, on which thread, with what.
+struct CallbackRecord {
+  std::atomic<int> calls{0};
+  std::atomic<loomResult_t> result{loomInProgress};
+  std::thread::id thread;
+  std::string sentence;  // loomWait(request, 0)'s, read inside the callback
+};
+
+void recordCallback(loomRequest_t request, loomResult_t result, void* userData) {
+  auto* record = static_cast<CallbackRecord*>(userData);
+  record->thread = std::this_thread::get_id();
+  if (result != loomSuccess && loomWait(request, 0) == result) record->sentence = loomGetLastError();
+  record->result = result;
+  record->calls.fetch_add(1);
+}
+
+bool waitForCalls(const CallbackRecord& record, int calls) {
+  for (int i = 0; i < 30000 && record.calls.load() < calls; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return record.calls.load() >= calls;
+}
+
+// Nobody waits: the progress thread ends the operation and runs the
+// callback, once, with the result already in the output.
+TEST_P(AsyncTest, CallbackRunsOnceWhenTheOperationEndsWithoutAWait) {
+  runRanks(GetParam(), 3, [](const RankContext& ctx) {
+    std::vector<int32_t> send(100003, ctx.rank + 1), recv(send.size(), 0);
+    CallbackRecord record;
+    loomRequest_t request = nullptr;
+    ASSERT_EQ(loomAllReduce(send.data(), recv.data(), send.size(), loomInt32, loomSum, ctx.comm, nullptr, &request),
+              loomSuccess);
+    ASSERT_EQ(loomRequestSetCallback(request, recordCallback, &record), loomSuccess);
+    ASSERT_TRUE(waitForCalls(record, 1)) << "the callback never ran";
+    EXPECT_EQ(record.result.load(), loomSuccess);
+    for (size_t i = 0; i < recv.size(); ++i) ASSERT_EQ(recv[i], 6) << i;
+    EXPECT_EQ(loomWait(request, -1), loomSuccess);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(record.calls.load(), 1);
+    // A second callback is refused, and the first is not run again.
+    CallbackRecord second;
+    EXPECT_EQ(loomRequestSetCallback(request, recordCallback, &second), loomInvalidUsage);
+    EXPECT_NE(std::string(loomGetLastError()).find("this request has a callback already"), std::string::npos);
+    EXPECT_EQ(second.calls.load(), 0);
+    EXPECT_EQ(record.calls.load(), 1);
+    EXPECT_EQ(loomRequestFree(request), loomSuccess);
+  });
+}
+
+// Set on an operation that has ended, it runs on the caller, before the
+// call returns.
+TEST_P(AsyncTest, CallbackOnAnEndedOperationRunsAtOnceOnTheCaller) {
+  runRanks(GetParam(), 2, [](const RankContext& ctx) {
+    int64_t value = ctx.rank + 1, result = 0;
+    loomRequest_t request = nullptr;
+    ASSERT_EQ(loomAllReduce(&value, &result, 1, loomInt64, loomSum, ctx.comm, nullptr, &request), loomSuccess);
+    ASSERT_EQ(loomWait(request, -1), loomSuccess);
+    CallbackRecord record;
+    ASSERT_EQ(loomRequestSetCallback(request, recordCallback, &record), loomSuccess);
+    EXPECT_EQ(record.calls.load(), 1);
+    EXPECT_EQ(record.thread, std::this_thread::get_id());
+    EXPECT_EQ(result, 3);
+    EXPECT_EQ(loomRequestSetCallback(nullptr, recordCallback, &record), loomInvalidArgument);
+    EXPECT_EQ(loomRequestSetCallback(request, nullptr, &record), loomInvalidArgument);
+    EXPECT_EQ(loomRequestFree(request), loomSuccess);
+  });
+}
+
+// A failed operation's callback gets its code, and can read its sentence.
+TEST_P(AsyncTest, CallbackOfAFailedOperationGetsItsSentence) {
+  runRanks(GetParam(), 2, [](const RankContext& ctx) {
+    const size_t count = ctx.rank == 0 ? 10 : 12;
+    std::vector<float> data(count, 1.0f);
+    CallbackRecord record;
+    loomRequest_t request = nullptr;
+    ASSERT_EQ(loomAllReduce(data.data(), data.data(), count, loomFloat32, loomSum, ctx.comm, nullptr, &request),
+              loomSuccess);
+    ASSERT_EQ(loomRequestSetCallback(request, recordCallback, &record), loomSuccess);
+    EXPECT_EQ(loomWait(request, -1), loomInvalidUsage);
+    ASSERT_TRUE(waitForCalls(record, 1));
+    EXPECT_EQ(record.result.load(), loomInvalidUsage);
+    EXPECT_NE(record.sentence.find("does not match rank " + std::to_string(1 - ctx.rank)), std::string::npos)
+        << record.sentence;
+    EXPECT_EQ(loomRequestFree(request), loomSuccess);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, AsyncTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),
