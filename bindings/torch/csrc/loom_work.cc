@@ -1,0 +1,164 @@
+#include "loom_work.h"
+
+#include <stdexcept>
+
+namespace loom_torch {
+
+CompletionThread::CompletionThread() : thread_([this] { run(); }) {}
+
+CompletionThread::~CompletionThread() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_one();
+  thread_.join();
+}
+
+void CompletionThread::push(c10::intrusive_ptr<LoomWork> work) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(std::move(work));
+  }
+  changed_.notify_one();
+}
+
+void CompletionThread::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left
+    c10::intrusive_ptr<LoomWork> work = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    work->finishOnce();
+    work.reset();  // may destroy the work: off the lock
+    lock.lock();
+  }
+}
+
+LoomWork::LoomWork(int rank, c10d::OpType type, const char* operation, std::vector<Staged> outputs,
+                   std::vector<at::Tensor> inputs, std::vector<at::Tensor> value, CompletionThread& completions)
+    : c10d::Work(rank, type),
+      operation_(operation),
+      outputs_(std::move(outputs)),
+      inputs_(std::move(inputs)),
+      value_(std::move(value)),
+      future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))),
+      completions_(completions) {}
+
+LoomWork::~LoomWork() {
+  for (loomRequest_t request : requests_) loomRequestFree(request);
+}
+
+void LoomWork::start(std::vector<loomRequest_t> requests) {
+  for (loomRequest_t request : requests)
+    if (request != nullptr) requests_.push_back(request);
+  pending_.store(static_cast<int>(requests_.size()) + 1);  // + 1: this call's own hold
+  // Loom holds a raw pointer until the last request ends; this reference
+  // keeps the work alive that long, and goes to the completion thread.
+  c10::raw::intrusive_ptr::incref(this);
+  for (loomRequest_t request : requests_) {
+    if (loomRequestSetCallback(request, requestEnded, this) != loomSuccess) {
+      noteFailure(loomGetLastError());
+      pending_.fetch_sub(1);
+    }
+  }
+  // Released here, so a work whose requests all ended already is queued.
+  requestEnded(nullptr, loomSuccess, this);
+}
+
+void LoomWork::requestEnded(loomRequest_t request, loomResult_t result, void* self) {
+  auto* work = static_cast<LoomWork*>(self);
+  if (request != nullptr && result != loomSuccess && loomWait(request, 0) == result)
+    work->noteFailure(loomGetLastError());
+  if (work->pending_.fetch_sub(1) == 1) work->completions_.push(c10::intrusive_ptr<LoomWork>::reclaim(work));
+}
+
+void LoomWork::noteFailure(const std::string& sentence) {
+  std::lock_guard<std::mutex> lock(failureMutex_);
+  if (failure_.empty()) failure_ = sentence.empty() ? "an operation failed without a sentence" : sentence;
+}
+
+void LoomWork::finishOnce() {
+  if (finishing_.exchange(true)) return;
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(failureMutex_);
+    if (!failure_.empty())
+      error = std::make_exception_ptr(std::runtime_error(std::string("loom backend: ") + failure_));
+  }
+  if (!error) {
+    try {
+      for (Staged& output : outputs_) output.finish();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  inputs_.clear();
+  if (error)
+    future_->setError(error);
+  else
+    future_->markCompleted(c10::IValue(value_));
+  finish(error);
+}
+
+bool LoomWork::isCompleted() {
+  if (finishing_.load()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (completed_) return true;
+  }
+  for (loomRequest_t request : requests_) {
+    int done = 0;
+    if (loomTest(request, &done) != loomSuccess) noteFailure(loomGetLastError());
+    if (!done) return false;
+  }
+  finishOnce();
+  return true;
+}
+
+bool LoomWork::isSuccess() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_ && !exception_;
+}
+
+std::exception_ptr LoomWork::exception() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return exception_;
+}
+
+std::vector<at::Tensor> LoomWork::result() {
+  return value_;
+}
+
+bool LoomWork::wait(std::chrono::milliseconds timeout) {
+  const bool forever = timeout == kNoTimeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (loomRequest_t request : requests_) {
+    int64_t ms = -1;
+    if (!forever) {
+      ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      if (ms < 0) ms = 0;
+    }
+    const loomResult_t result = loomWait(request, ms);
+    if (result == loomTimeout) {
+      int done = 0;
+      if (loomTest(request, &done) == loomSuccess && !done)
+        TORCH_CHECK(false, "loom backend: ", operation_, " is not done after ", timeout.count(),
+                    " ms; it keeps running, and a later wait may still see it end");
+    }
+    // The callback notes it too, but may still be running on Loom's thread.
+    if (result != loomSuccess) noteFailure(loomGetLastError());
+  }
+  finishOnce();
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [this] { return completed_; });  // another thread may be finishing it
+  if (exception_) std::rethrow_exception(exception_);
+  return true;
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> LoomWork::getFuture() {
+  return future_;
+}
+
+}  // namespace loom_torch

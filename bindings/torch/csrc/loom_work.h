@@ -1,0 +1,88 @@
+// One c10d operation on Loom: the Loom requests it launched (one
+// collective, or the Sends and Recvs of a group), the tensors they read and
+// write, and the future DDP's communication hooks chain on.
+//
+// Loom calls back from its progress (loomRequestSetCallback) when the last
+// request ends; the callback only queues the work for its process group's
+// completion thread, since a future's then() callbacks may call the process
+// group again, which Loom's own threads must not. A thread that waits
+// finishes the work itself, with no hand-over: wait() drives Loom on the
+// waiting thread (loomWait), then writes back outputs and completes the
+// future, whichever of the two threads gets there first.
+#pragma once
+
+#include <loom/loom.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <vector>
+
+#include "tensor_types.h"
+
+namespace loom_torch {
+
+class LoomWork;
+
+// Finishes works nobody waits for, off Loom's threads: one per process group.
+class CompletionThread {
+ public:
+  CompletionThread();
+  ~CompletionThread();  // finishes what is queued, then stops
+  void push(c10::intrusive_ptr<LoomWork> work);
+
+ private:
+  void run();
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<c10::intrusive_ptr<LoomWork>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+class LoomWork : public c10d::Work {
+ public:
+  // `outputs`: what Loom writes (copied back when staged); `inputs`: what
+  // it reads, kept alive until the work ends; `value`: the future's value.
+  LoomWork(int rank, c10d::OpType type, const char* operation, std::vector<Staged> outputs,
+           std::vector<at::Tensor> inputs, std::vector<at::Tensor> value, CompletionThread& completions);
+  ~LoomWork() override;
+
+  // Hands over the launched requests (all of them, even failed launches:
+  // null ones are skipped) and asks Loom to call back when they end.
+  void start(std::vector<loomRequest_t> requests);
+
+  bool isCompleted() override;
+  bool isSuccess() const override;
+  std::exception_ptr exception() const override;
+  std::vector<at::Tensor> result() override;
+  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+
+  // Writes back staged outputs and completes the future, once, with the
+  // first failure's sentence if any request failed.
+  void finishOnce();
+
+ private:
+  static void requestEnded(loomRequest_t request, loomResult_t result, void* self);
+  void noteFailure(const std::string& sentence);
+
+  const char* operation_;
+  std::vector<loomRequest_t> requests_;
+  std::vector<Staged> outputs_;
+  std::vector<at::Tensor> inputs_;
+  std::vector<at::Tensor> value_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+  CompletionThread& completions_;
+  std::atomic<int> pending_{0};
+  std::atomic<bool> finishing_{false};
+  std::mutex failureMutex_;
+  std::string failure_;  // the first failed request's sentence
+};
+
+}  // namespace loom_torch

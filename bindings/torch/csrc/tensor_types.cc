@@ -1,0 +1,65 @@
+#include "tensor_types.h"
+
+namespace loom_torch {
+
+loomDataType_t dtypeOf(const at::Tensor& tensor, const char* operation) {
+  switch (tensor.scalar_type()) {
+    case at::kFloat: return loomFloat32;
+    case at::kDouble: return loomFloat64;
+    case at::kHalf: return loomFloat16;
+    case at::kBFloat16: return loomBfloat16;
+    case at::kInt: return loomInt32;
+    case at::kLong: return loomInt64;
+    case at::kChar: return loomInt8;
+    case at::kByte: return loomUint8;
+    case at::kBool: return loomUint8;
+    default:
+      TORCH_CHECK(false, "loom backend: ", operation, " does not take tensors of dtype ", tensor.scalar_type(),
+                  " (it takes float16, bfloat16, float32, float64, int8, uint8, int32, int64 and bool)");
+  }
+}
+
+loomRedOp_t opOf(const c10d::ReduceOp& op, const at::Tensor& tensor, const char* operation) {
+  const bool logical = tensor.scalar_type() == at::kBool;
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM: return logical ? loomMax : loomSum;
+    case c10d::ReduceOp::PRODUCT: return logical ? loomMin : loomProd;
+    case c10d::ReduceOp::MIN: return loomMin;
+    case c10d::ReduceOp::MAX: return loomMax;
+    case c10d::ReduceOp::AVG:
+      TORCH_CHECK(!logical, "loom backend: ", operation, " cannot average bool tensors");
+      return loomAvg;
+    default:
+      TORCH_CHECK(false, "loom backend: ", operation, " does not take reduce op ", static_cast<int>(op.op_),
+                  " (it takes SUM, PRODUCT, MIN, MAX and AVG)");
+  }
+}
+
+void checkCpu(const at::Tensor& tensor, const char* operation) {
+  TORCH_CHECK(tensor.device().is_cpu(), "loom backend: ", operation, " got a tensor on ", tensor.device(),
+              ": Loom moves host memory only so far; pass CPU tensors");
+  TORCH_CHECK(tensor.layout() == at::kStrided, "loom backend: ", operation, " takes dense tensors, not ",
+              tensor.layout());
+}
+
+void checkAll(const std::vector<at::Tensor>& tensors, const char* operation, bool sameSize) {
+  TORCH_CHECK(!tensors.empty(), "loom backend: ", operation, " got no tensors");
+  for (const at::Tensor& tensor : tensors) {
+    checkCpu(tensor, operation);
+    TORCH_CHECK(tensor.scalar_type() == tensors[0].scalar_type(), "loom backend: ", operation,
+                " got tensors of dtypes ", tensors[0].scalar_type(), " and ", tensor.scalar_type());
+    TORCH_CHECK(!sameSize || tensor.numel() == tensors[0].numel(), "loom backend: ", operation, " got tensors of ",
+                tensors[0].numel(), " and ", tensor.numel(), " elements");
+  }
+}
+
+Staged Staged::input(const at::Tensor& tensor) {
+  return {tensor, tensor.is_contiguous() ? tensor : tensor.contiguous(), false};
+}
+
+Staged Staged::output(const at::Tensor& tensor) {
+  if (tensor.is_contiguous()) return {tensor, tensor, false};
+  return {tensor, tensor.contiguous(), true};
+}
+
+}  // namespace loom_torch

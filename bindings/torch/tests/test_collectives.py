@@ -1,0 +1,295 @@
+"""torch.distributed on the "loom" backend: every collective, every dtype
+Loom has, 1-4 ranks, against results computed here from every rank's
+input, and against the gloo backend in the same processes."""
+import pytest
+import torch
+import torch.distributed as dist
+
+import ranks
+
+DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.uint8, torch.int32,
+          torch.int64, torch.bool]
+FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
+OPS = {"sum": dist.ReduceOp.SUM, "product": dist.ReduceOp.PRODUCT, "min": dist.ReduceOp.MIN,
+       "max": dist.ReduceOp.MAX, "avg": dist.ReduceOp.AVG}
+# From one element to several of Loom's slots (float32: 280 KB).
+COUNTS = [1, 7, 1000, 70001]
+
+
+def value(rank, count, dtype, op="sum"):
+    """Rank `rank`'s input: small integers, so every reduction is exact."""
+    index = torch.arange(count, dtype=torch.int64)
+    if dtype == torch.bool:
+        return (index + rank) % 3 == 0
+    if op == "product":
+        return ((index + rank) % 2 + 1).to(dtype)
+    return ((index * 7 + rank * 3) % 11 + 1).to(dtype)
+
+
+def reduced(size, count, dtype, op):
+    """The reduction over every rank's input, computed here."""
+    stack = torch.stack([value(r, count, dtype, op) for r in range(size)])
+    if dtype == torch.bool:
+        return stack.any(0) if op in ("sum", "max") else stack.all(0)
+    wide = stack.to(torch.float64)
+    out = {"sum": lambda: wide.sum(0), "product": lambda: wide.prod(0), "min": lambda: wide.amin(0),
+           "max": lambda: wide.amax(0), "avg": lambda: wide.mean(0)}[op]()
+    return out.to(dtype)
+
+
+def ops_for(dtype):
+    if dtype == torch.bool:
+        return ["sum", "product", "min", "max"]
+    return ["sum", "product", "min", "max"] + (["avg"] if dtype in FLOATS else [])
+
+
+def assert_same(actual, expected, what):
+    if actual.dtype in (torch.float16, torch.bfloat16):
+        assert torch.allclose(actual.to(torch.float64), expected.to(torch.float64), rtol=1e-2, atol=1e-2), what
+    else:
+        assert torch.equal(actual, expected), f"{what}: {actual[:8].tolist()} != {expected[:8].tolist()}"
+
+
+# ---------------------------------------------------------------- bodies
+
+def all_reduce_body(rank, size):
+    for dtype in DTYPES:
+        for op in ops_for(dtype):
+            for count in COUNTS:
+                tensor = value(rank, count, dtype, op)
+                dist.all_reduce(tensor, op=OPS[op])
+                assert_same(tensor, reduced(size, count, dtype, op), f"all_reduce {op} {dtype} x{count}")
+
+
+def broadcast_reduce_body(rank, size):
+    for dtype in DTYPES:
+        for count in COUNTS[:3]:
+            for root in range(size):
+                tensor = value(rank, count, dtype) if rank == root else torch.zeros(count, dtype=dtype)
+                dist.broadcast(tensor, src=root)
+                assert_same(tensor, value(root, count, dtype), f"broadcast {dtype} x{count} from {root}")
+                tensor = value(rank, count, dtype)
+                dist.reduce(tensor, dst=root, op=dist.ReduceOp.SUM)
+                if rank == root:
+                    assert_same(tensor, reduced(size, count, dtype, "sum"), f"reduce {dtype} x{count} to {root}")
+
+
+def gather_scatter_family_body(rank, size):
+    for dtype in DTYPES:
+        for count in COUNTS[:3]:
+            mine = value(rank, count, dtype)
+            every = [value(r, count, dtype) for r in range(size)]
+            outputs = [torch.zeros(count, dtype=dtype) for _ in range(size)]
+            dist.all_gather(outputs, mine)
+            for r in range(size):
+                assert_same(outputs[r], every[r], f"all_gather {dtype} x{count} block {r}")
+            flat = torch.zeros(count * size, dtype=dtype)
+            dist.all_gather_into_tensor(flat, mine)
+            assert_same(flat, torch.cat(every), f"all_gather_into_tensor {dtype} x{count}")
+
+            inputs = [value(rank * size + r, count, dtype) for r in range(size)]
+            out = torch.zeros(count, dtype=dtype)
+            dist.reduce_scatter(out, inputs, op=dist.ReduceOp.SUM)
+            expected = torch.stack([value(r * size + rank, count, dtype) for r in range(size)])
+            expected = expected.any(0) if dtype == torch.bool else expected.to(torch.float64).sum(0).to(dtype)
+            assert_same(out, expected, f"reduce_scatter {dtype} x{count}")
+            out = torch.zeros(count, dtype=dtype)
+            dist.reduce_scatter_tensor(out, torch.cat(inputs), op=dist.ReduceOp.SUM)
+            assert_same(out, expected, f"reduce_scatter_tensor {dtype} x{count}")
+
+            root = size - 1
+            gathered = [torch.zeros(count, dtype=dtype) for _ in range(size)] if rank == root else None
+            dist.gather(mine, gather_list=gathered, dst=root)
+            if rank == root:
+                for r in range(size):
+                    assert_same(gathered[r], every[r], f"gather {dtype} x{count} from {r}")
+            received = torch.zeros(count, dtype=dtype)
+            dist.scatter(received, scatter_list=[value(10 + r, count, dtype) for r in range(size)]
+                         if rank == 0 else None, src=0)
+            assert_same(received, value(10 + rank, count, dtype), f"scatter {dtype} x{count}")
+
+
+def all_to_all_body(rank, size):
+    for dtype in [torch.float32, torch.int64, torch.bfloat16, torch.bool]:
+        count = 5
+        # Even: block r of every input goes to rank r.
+        send = torch.cat([value(rank * 100 + r, count, dtype) for r in range(size)])
+        recv = torch.zeros(count * size, dtype=dtype)
+        dist.all_to_all_single(recv, send)
+        assert_same(recv, torch.cat([value(r * 100 + rank, count, dtype) for r in range(size)]), f"even {dtype}")
+        # Uneven: rank r sends r + q + 1 rows of 3 to rank q.
+        rows = [rank + q + 1 for q in range(size)]
+        send = torch.cat([value(rank * 100 + q, rows[q] * 3, dtype).view(-1, 3) for q in range(size)])
+        recv_rows = [q + rank + 1 for q in range(size)]
+        recv = torch.zeros(sum(recv_rows), 3, dtype=dtype)
+        dist.all_to_all_single(recv, send, output_split_sizes=recv_rows, input_split_sizes=rows)
+        expected = torch.cat([value(q * 100 + rank, recv_rows[q] * 3, dtype).view(-1, 3) for q in range(size)])
+        assert_same(recv, expected, f"uneven {dtype}")
+        # Lists of tensors of different sizes.
+        outs = [torch.zeros(q + 2, dtype=dtype) for q in range(size)]
+        dist.all_to_all(outs, [value(rank * 100 + q, rank + 2, dtype) for q in range(size)])
+        for q in range(size):
+            assert_same(outs[q], value(q * 100 + rank, q + 2, dtype), f"all_to_all {dtype} from {q}")
+
+
+def point_to_point_body(rank, size):
+    nxt, prv = (rank + 1) % size, (rank - 1) % size
+    for dtype in [torch.float32, torch.int8, torch.float64]:
+        for count in COUNTS:
+            # Irecv before Isend on every rank, as MPI programs do.
+            got = torch.zeros(count, dtype=dtype)
+            recv = dist.irecv(got, src=prv)
+            send = dist.isend(value(rank, count, dtype), dst=nxt)
+            send.wait()
+            recv.wait()
+            assert_same(got, value(prv, count, dtype), f"ring {dtype} x{count}")
+    got = torch.zeros(4)
+    ops = [dist.P2POp(dist.irecv, got, prv), dist.P2POp(dist.isend, torch.full((4,), float(rank)), nxt)]
+    for work in dist.batch_isend_irecv(ops):
+        work.wait()
+    assert torch.equal(got, torch.full((4,), float(prv)))
+    dist.barrier()
+
+
+def non_contiguous_body(rank, size):
+    matrix = (torch.arange(12, dtype=torch.float32).view(3, 4) + rank).t()  # a transposed view
+    assert not matrix.is_contiguous()
+    dist.all_reduce(matrix)
+    expected = sum((torch.arange(12, dtype=torch.float32).view(3, 4) + r).t() for r in range(size))
+    assert torch.equal(matrix, expected)
+    column = torch.zeros(4, 4)[:, 1]
+    if rank == 0:
+        column.copy_(torch.arange(4.0))
+    dist.broadcast(column, src=0)
+    assert torch.equal(column, torch.arange(4.0))
+
+
+def against_gloo_body(rank, size):
+    gloo = dist.new_group(backend="gloo")
+    for dtype in [torch.float32, torch.float64, torch.int32, torch.int64]:
+        for op in ["sum", "product", "min", "max"]:
+            for count in COUNTS:
+                ours, theirs = value(rank, count, dtype, op), value(rank, count, dtype, op)
+                dist.all_reduce(ours, op=OPS[op])
+                dist.all_reduce(theirs, op=OPS[op], group=gloo)
+                assert torch.equal(ours, theirs), f"{op} {dtype} x{count} differs from gloo"
+        outs, gloo_outs = [torch.zeros(9, dtype=dtype) for _ in range(size)], [torch.zeros(9, dtype=dtype)
+                                                                               for _ in range(size)]
+        dist.all_gather(outs, value(rank, 9, dtype))
+        dist.all_gather(gloo_outs, value(rank, 9, dtype), group=gloo)
+        assert all(torch.equal(a, b) for a, b in zip(outs, gloo_outs))
+
+
+def future_body(rank, size):
+    tensor = torch.full((1000,), float(rank + 1))
+    work = dist.all_reduce(tensor, async_op=True)
+    chained = work.get_future().then(lambda fut: fut.value()[0] * 2)
+    total = size * (size + 1) / 2
+    assert torch.equal(chained.wait(), torch.full((1000,), 2 * total))
+    assert work.is_completed()
+    assert torch.equal(tensor, torch.full((1000,), total))
+    # Many in flight, waited in reverse order.
+    tensors = [torch.full((5000,), float(i + rank)) for i in range(8)]
+    works = [dist.all_reduce(t, async_op=True) for t in tensors]
+    for i in reversed(range(8)):
+        works[i].wait()
+        assert torch.equal(tensors[i], torch.full((5000,), float(size * i + total - size)))
+
+
+def new_group_body(rank, size):
+    evens = dist.new_group(ranks=[r for r in range(size) if r % 2 == 0], backend="loom")
+    if rank % 2 == 0:
+        tensor = torch.tensor([float(rank)])
+        dist.all_reduce(tensor, group=evens)
+        assert tensor.item() == sum(r for r in range(size) if r % 2 == 0)
+    whole = torch.tensor([1.0])
+    dist.all_reduce(whole)
+    assert whole.item() == size
+
+
+def refusals_body(rank, size):
+    with pytest.raises(RuntimeError, match="all_reduce does not take tensors of dtype Short"):
+        dist.all_reduce(torch.zeros(3, dtype=torch.int16))
+    with pytest.raises(RuntimeError, match="does not take reduce op"):
+        dist.all_reduce(torch.zeros(3, dtype=torch.int32), op=dist.ReduceOp.BAND)
+    with pytest.raises(RuntimeError, match="cannot average bool tensors"):
+        dist.all_reduce(torch.zeros(3, dtype=torch.bool), op=dist.ReduceOp.AVG)
+    with pytest.raises(RuntimeError, match="takes no tags yet"):
+        dist.send(torch.zeros(1), dst=(rank + 1) % size, tag=3)
+    dist.barrier()
+
+
+def missing_rank_body(rank, size):
+    # Rank 1 does not call in time: rank 0's wait with a timeout ends within
+    # it, and the operation's own timeout (the group's, 3 s) names rank 1.
+    import datetime
+    import time
+    if rank == 1:
+        time.sleep(5)
+        return
+    work = dist.all_reduce(torch.ones(4), async_op=True)
+    with pytest.raises(RuntimeError, match="is not done after 500 ms"):
+        work.wait(timeout=datetime.timedelta(milliseconds=500))
+    with pytest.raises(RuntimeError, match="rank 1"):
+        work.wait()
+
+
+# ---------------------------------------------------------------- tests
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_all_reduce_every_dtype_and_op(size):
+    ranks.run(size, all_reduce_body)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_broadcast_and_reduce_from_every_root(size):
+    ranks.run(size, broadcast_reduce_body)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_gathers_and_scatters(size):
+    ranks.run(size, gather_scatter_family_body)
+
+
+@pytest.mark.parametrize("size", [2, 3, 4])
+def test_all_to_all_even_uneven_and_lists(size):
+    ranks.run(size, all_to_all_body)
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_send_and_recv_around_the_ring(size):
+    ranks.run(size, point_to_point_body)
+
+
+def test_non_contiguous_tensors():
+    ranks.run(2, non_contiguous_body)
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_same_results_as_gloo(size):
+    ranks.run(size, against_gloo_body)
+
+
+def test_futures_and_many_in_flight():
+    ranks.run(3, future_body)
+
+
+def test_new_group():
+    ranks.run(3, new_group_body)
+
+
+def test_refusals_name_what_was_wrong():
+    ranks.run(2, refusals_body)
+
+
+def test_a_rank_that_never_arrives_is_named():
+    ranks.run(2, missing_rank_body, group_timeout=3)
+
+
+def test_env_init_as_torchrun_does():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ranks.run(2, all_reduce_body, init_method="env://",
+              env={"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
