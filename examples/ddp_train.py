@@ -10,7 +10,7 @@ Both launchers set RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT
 nothing is downloaded; the model starts from one seed on every rank, so two
 runs with the same options print the same losses whatever the backend.
 Rank 0 prints the loss and the time of every step, then the mean step time
-after the warm-up steps. --hidden 2048 --layers 6 is a model of about 25 M
+after the warm-up steps. --hidden 2048 --layers 8 is a model of about 26 M
 parameters. loom_torch must be importable: installed, or on PYTHONPATH
 (build/torch/lib of a build tree).
 """

@@ -2,7 +2,10 @@
 """PyTorch gloo-backend benchmark, the PyTorch column of perf/compare.
 
     loomrun -n N /usr/bin/python3 perf/peers/torch_gloo.py -c allreduce|allgather|reducescatter \
-        [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-C 0|1] [-s STORE_DIR]
+        [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [-C 0|1] [-s STORE_DIR] [-B gloo|loom]
+
+-B loom runs the same calls on the "loom" backend (loom_torch on
+PYTHONPATH: build/torch/lib), to set Loom under PyTorch beside gloo.
 
 Same conventions and output as mpi_collectives.c / gloo_collectives.cc:
 float32 sum, nccl-tests sizes (whole buffer for allgather / reducescatter,
@@ -44,6 +47,8 @@ def main():
     ap.add_argument("-w", type=int, default=5)
     ap.add_argument("-C", type=int, default=1)
     ap.add_argument("-s", default=os.environ.get("GLOO_STORE_DIR", ""))
+    ap.add_argument("-B", default="gloo", choices=["gloo", "loom"],
+                    help="the torch.distributed backend (loom: loom_torch, on PYTHONPATH)")
     args = ap.parse_args()
 
     import torch
@@ -56,7 +61,9 @@ def main():
     store_dir = args.s or "/tmp/loom-torch-store-" + os.environ.get("MASTER_PORT", "default")
     os.makedirs(store_dir, exist_ok=True)
     store = dist.FileStore(os.path.join(store_dir, "store"), nranks)
-    dist.init_process_group("gloo", store=store, rank=rank, world_size=nranks)
+    if args.B == "loom":
+        import loom_torch  # noqa: F401  (registers "loom")
+    dist.init_process_group(args.B, store=store, rank=rank, world_size=nranks)
     torch.set_num_threads(1)
 
     coll = args.c
@@ -84,7 +91,7 @@ def main():
     if rank == 0:
         what = {"allreduce": "dist.all_reduce (in place)", "allgather": "dist.all_gather_into_tensor",
                 "reducescatter": "dist.reduce_scatter_tensor"}[coll]
-        print(f"# PyTorch {torch.__version__} gloo backend: {what}, {nranks} ranks, float32, blocking calls")
+        print(f"# PyTorch {torch.__version__} {args.B} backend: {what}, {nranks} ranks, float32, blocking calls")
         print(f"# iters {args.n} warmup {args.w}; time averaged over ranks")
         print("# size count time_us algbw busbw wrong", flush=True)
 

@@ -72,7 +72,10 @@ void LoomWork::requestEnded(loomRequest_t request, loomResult_t result, void* se
   auto* work = static_cast<LoomWork*>(self);
   if (request != nullptr && result != loomSuccess && loomWait(request, 0) == result)
     work->noteFailure(loomGetLastError());
-  if (work->pending_.fetch_sub(1) == 1) work->completions_.push(c10::intrusive_ptr<LoomWork>::reclaim(work));
+  if (work->pending_.fetch_sub(1) != 1) return;
+  int waiting = kWaiterInside;
+  if (work->waiter_.compare_exchange_strong(waiting, kEndedForWaiter)) return;  // the waiter finishes it
+  work->completions_.push(c10::intrusive_ptr<LoomWork>::reclaim(work));
 }
 
 void LoomWork::noteFailure(const std::string& sentence) {
@@ -132,6 +135,30 @@ std::vector<at::Tensor> LoomWork::result() {
 }
 
 bool LoomWork::wait(std::chrono::milliseconds timeout) {
+  int nobody = kNobodyWaits;
+  const bool claimed = waiter_.compare_exchange_strong(nobody, kWaiterInside);
+  try {
+    waitForRequests(timeout);
+  } catch (...) {
+    if (claimed) leaveWait();
+    throw;
+  }
+  if (claimed) leaveWait();
+  finishOnce();
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [this] { return completed_; });  // another thread may be finishing it
+  if (exception_) std::rethrow_exception(exception_);
+  return true;
+}
+
+void LoomWork::leaveWait() {
+  if (waiter_.exchange(kNobodyWaits) != kEndedForWaiter) return;
+  // The work ended while this thread waited: the callback left its hold here.
+  finishOnce();
+  c10::intrusive_ptr<LoomWork>::reclaim(this);  // dropped at once
+}
+
+void LoomWork::waitForRequests(std::chrono::milliseconds timeout) {
   const bool forever = timeout == kNoTimeout;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (loomRequest_t request : requests_) {
@@ -150,11 +177,6 @@ bool LoomWork::wait(std::chrono::milliseconds timeout) {
     // The callback notes it too, but may still be running on Loom's thread.
     if (result != loomSuccess) noteFailure(loomGetLastError());
   }
-  finishOnce();
-  std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait(lock, [this] { return completed_; });  // another thread may be finishing it
-  if (exception_) std::rethrow_exception(exception_);
-  return true;
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> LoomWork::getFuture() {

@@ -8,7 +8,8 @@
 // group again, which Loom's own threads must not. A thread that waits
 // finishes the work itself, with no hand-over: wait() drives Loom on the
 // waiting thread (loomWait), then writes back outputs and completes the
-// future, whichever of the two threads gets there first.
+// future; when the work ends while it waits, the completion thread is not
+// woken at all.
 #pragma once
 
 #include <loom/loom.h>
@@ -70,6 +71,10 @@ class LoomWork : public c10d::Work {
 
  private:
   static void requestEnded(loomRequest_t request, loomResult_t result, void* self);
+  // wait()'s parts: drive every request to its end (or the timeout), and
+  // take the work's end if it came while this thread waited.
+  void waitForRequests(std::chrono::milliseconds timeout);
+  void leaveWait();
   void noteFailure(const std::string& sentence);
 
   const char* operation_;
@@ -81,6 +86,10 @@ class LoomWork : public c10d::Work {
   CompletionThread& completions_;
   std::atomic<int> pending_{0};
   std::atomic<bool> finishing_{false};
+  // A thread inside wait() takes the work's end from the callback, which
+  // then wakes no completion thread: the blocking call's path.
+  enum : int { kNobodyWaits, kWaiterInside, kEndedForWaiter };
+  std::atomic<int> waiter_{kNobodyWaits};
   std::mutex failureMutex_;
   std::string failure_;  // the first failed request's sentence
 };
