@@ -126,7 +126,8 @@ class SameProcessRegion final : public PeerRegion {
 
 void makeRegionKey(const char* /*api*/, uint64_t window, const void* base, size_t bytes,
                    unsigned char key[kRegionKeyBytes]) {
-  const auto& settings = static_cast<const MemSettings&>(*readSettings());
+  const std::shared_ptr<const KindSettings> read = readSettings();  // kept: the reference below points into it
+  const auto& settings = static_cast<const MemSettings&>(*read);
   const SameProcessKey mine{getpid(), window, reinterpret_cast<uint64_t>(base), bytes,
                             settings.postedRegions ? 1u : 0u};
   std::memcpy(key, &mine, sizeof(mine));
