@@ -131,6 +131,13 @@ LOOM_API loomResult_t loomCommInitFromEnv(loomComm_t* comm, const loomConfig_t* 
 LOOM_API loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm, const loomConfig_t* config);
 LOOM_API loomResult_t loomCommCount(loomComm_t comm, int* count);
 LOOM_API loomResult_t loomCommUserRank(loomComm_t comm, int* rank);
+/* The communicator's asynchronous error, as ncclCommGetAsyncError: *asyncError
+ * is loomSuccess while it is healthy, and once an operation failed (whether
+ * or not anyone waits on it) that failure's code, whose sentence
+ * loomCommGetLastError(comm) gives. Any thread, any time, without waiting on
+ * anything: what a framework's watchdog polls to abort a communicator whose
+ * peers failed while the training loop was busy elsewhere. */
+LOOM_API loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);
 /* Waits for the communicator's pending operations, then frees it. */
 LOOM_API loomResult_t loomCommDestroy(loomComm_t comm);
 /* Fails every pending operation of comm with loomAborted, within a second,
@@ -149,6 +156,27 @@ LOOM_API loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t coun
                         int root, loomComm_t comm, void* stream, loomRequest_t* request);
 LOOM_API loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loomDataType_t dtype, loomComm_t comm,
                           void* stream, loomRequest_t* request);
+/* AllToAllv, as MPI_Alltoallv: this rank sends sendcounts[q] elements at
+ * sendbuf + sdispls[q] to rank q, and receives recvcounts[q] elements from
+ * rank q at recvbuf + rdispls[q] (counts and displacements in elements,
+ * nranks entries each, read before the call returns). What rank r sends
+ * rank q must be what q expects from r: where they disagree, q fails on
+ * r's first message with loomInvalidUsage naming both counts (ranks left
+ * waiting on q then fail with loomRemoteError quoting it). There is no in-place
+ * form: the buffers' used ranges may not overlap. */
+LOOM_API loomResult_t loomAllToAllv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls, void* recvbuf,
+                                    const size_t* recvcounts, const size_t* rdispls, loomDataType_t dtype,
+                                    loomComm_t comm, void* stream, loomRequest_t* request);
+/* Gather: every rank's sendcount elements land in the root's recvbuf, rank r's
+ * at element r * sendcount (recvbuf holds nranks * sendcount; it matters at
+ * the root only, as in MPI_Gather). Scatter: block r of the root's sendbuf
+ * (recvcount elements at r * recvcount) lands in rank r's recvbuf; sendbuf
+ * matters at the root only. In place at the root: sendbuf == recvbuf +
+ * root * count for Gather, recvbuf == sendbuf + root * count for Scatter. */
+LOOM_API loomResult_t loomGather(const void* sendbuf, void* recvbuf, size_t sendcount, loomDataType_t dtype, int root,
+                                 loomComm_t comm, void* stream, loomRequest_t* request);
+LOOM_API loomResult_t loomScatter(const void* sendbuf, void* recvbuf, size_t recvcount, loomDataType_t dtype, int root,
+                                  loomComm_t comm, void* stream, loomRequest_t* request);
 LOOM_API loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request);
 LOOM_API loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,

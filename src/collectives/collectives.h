@@ -33,6 +33,15 @@ Task<> chainReduce(const Team& team, const CollectiveArgs& args, const WaitConte
 Task<> treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+// AllToAllv's counts and displacements, in elements, one per team index.
+struct VariableBlocks {
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+};
+Task<> pairwiseAllToAllv(const Team& team, const CollectiveArgs& args, const VariableBlocks& blocks,
+                         const WaitContext& wait);
+// args.root's exchanges with every rank in turn (rooted_blocks.cc).
+Task<> directGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> directScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> pointToPointSend(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> ringBarrier(const Team& team, const WaitContext& wait);

@@ -343,6 +343,14 @@ loomResult_t loomCommUserRank(loomComm_t comm, int* rank) {
   });
 }
 
+loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError) {
+  return loom::onComm("loomCommGetAsyncError", comm, [&](Communicator& c) {
+    if (asyncError == nullptr) loom::fail(loomInvalidArgument, "loomCommGetAsyncError: asyncError is NULL");
+    *asyncError = c.asyncError();
+    return loomSuccess;
+  });
+}
+
 loomResult_t loomCommDestroy(loomComm_t comm) {
   return loom::guarded([&] {
     if (loom::group::holds(*loom::lookup("loomCommDestroy", comm)))
@@ -458,6 +466,64 @@ loomResult_t loomAllToAll(const void* sendbuf, void* recvbuf, size_t count, loom
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, loomSum, 0};
     return loom::launchCollective(c, loom::OperationKind::kAllToAll, loom::pairwiseAllToAll, args, false, false,
                                   request);
+  });
+}
+
+loomResult_t loomAllToAllv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls, void* recvbuf,
+                           const size_t* recvcounts, const size_t* rdispls, loomDataType_t dtype, loomComm_t comm,
+                           void* stream, loomRequest_t* request) {
+  const char* api = "loomAllToAllv";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::VariableBlocks blocks = loom::checkVariableBlocks(api, sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
+                                                            rdispls, dtype, c.nranks(), c.rank());
+    loom::CollectiveArgs args{sendbuf, recvbuf, 0, dtype, loomSum, 0};
+    loom::CollectiveCall call;
+    call.kind = loom::OperationKind::kAllToAllv;
+    call.dtype = dtype;
+    auto fill = [&](loom::Operation& op) {
+      op.args = args;
+      op.body = [args, blocks = std::move(blocks)](const loom::Team& team, const loom::WaitContext& wait) {
+        return loom::pairwiseAllToAllv(team, args, blocks, wait);
+      };
+    };
+    return loom::launch(c, loom::operationName(call.kind), &call, loom::Lane::collective(), fill, request);
+  });
+}
+
+loomResult_t loomGather(const void* sendbuf, void* recvbuf, size_t sendcount, loomDataType_t dtype, int root,
+                        loomComm_t comm, void* stream, loomRequest_t* request) {
+  const char* api = "loomGather";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::checkRank(api, "root", root, c.nranks());
+    const size_t sendBytes = loom::checkedBytes(api, sendcount, dtype, 1);
+    const size_t recvBytes = loom::checkedBytes(api, sendcount, dtype, c.nranks());
+    loom::checkBuffer(api, "sendbuf", sendbuf, sendBytes);
+    if (c.rank() == root) {  // as in MPI, recvbuf matters at the root only
+      loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
+      loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, true, sendBytes * root);
+    }
+    loom::CollectiveArgs args{sendbuf, recvbuf, sendcount, dtype, loomSum, root};
+    return loom::launchCollective(c, loom::OperationKind::kGather, loom::directGather, args, false, true, request);
+  });
+}
+
+loomResult_t loomScatter(const void* sendbuf, void* recvbuf, size_t recvcount, loomDataType_t dtype, int root,
+                         loomComm_t comm, void* stream, loomRequest_t* request) {
+  const char* api = "loomScatter";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    loom::checkRank(api, "root", root, c.nranks());
+    const size_t recvBytes = loom::checkedBytes(api, recvcount, dtype, 1);
+    const size_t sendBytes = loom::checkedBytes(api, recvcount, dtype, c.nranks());
+    loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
+    if (c.rank() == root) {  // as in MPI, sendbuf matters at the root only
+      loom::checkBuffer(api, "sendbuf", sendbuf, sendBytes);
+      loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, false, recvBytes * root);
+    }
+    loom::CollectiveArgs args{sendbuf, recvbuf, recvcount, dtype, loomSum, root};
+    return loom::launchCollective(c, loom::OperationKind::kScatter, loom::directScatter, args, false, true, request);
   });
 }
 

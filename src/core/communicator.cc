@@ -400,6 +400,12 @@ void Communicator::dumpFlightRecorder(const std::string& why, bool whateverTheLe
   for (const std::string& line : lines) logLine(LogLevel::kWarn, "COLL", team_.rank, "  " + line);
 }
 
+loomResult_t Communicator::asyncError() const {
+  if (!broken_.load(std::memory_order_acquire)) return loomSuccess;
+  std::lock_guard<std::mutex> lock(errorMutex_);
+  return brokenBy_;
+}
+
 std::string Communicator::brokenBecause() const {
   if (!broken_.load(std::memory_order_acquire)) return {};
   std::lock_guard<std::mutex> lock(errorMutex_);

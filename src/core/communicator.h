@@ -76,6 +76,8 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
 
   void recordError(const std::string& sentence);
   std::string lastError() const;
+  // loomSuccess until a failure broke the communicator; then its code.
+  loomResult_t asyncError() const;
   // The flight recorder's lines, to the log at WARN (`why` heads them), or
   // printed whatever the log level (a dump the user asked for by signal).
   void dumpFlightRecorder(const std::string& why, bool whateverTheLevel) const;

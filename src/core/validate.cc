@@ -1,7 +1,9 @@
 #include "core/validate.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 
@@ -60,6 +62,48 @@ void checkOverlap(const char* api, const void* sendbuf, size_t sendBytes, const 
     fail(loomInvalidArgument, std::string(api) + ": sendbuf and recvbuf overlap but not in the in-place form (" +
                                   (sendInsideRecv ? "sendbuf == recvbuf + " : "recvbuf == sendbuf + ") +
                                   std::to_string(inPlaceOffset) + " bytes); the result would be corrupt");
+}
+
+VariableBlocks checkVariableBlocks(const char* api, const void* sendbuf, const size_t* sendcounts,
+                                   const size_t* sdispls, const void* recvbuf, const size_t* recvcounts,
+                                   const size_t* rdispls, loomDataType_t dtype, int nranks, int rank) {
+  const struct {
+    const char* name;
+    const size_t* values;
+  } arrays[] = {{"sendcounts", sendcounts}, {"sdispls", sdispls}, {"recvcounts", recvcounts}, {"rdispls", rdispls}};
+  for (const auto& array : arrays)
+    if (array.values == nullptr) fail(loomInvalidArgument, std::string(api) + ": " + array.name + " is NULL");
+  VariableBlocks blocks;
+  blocks.sendCounts.assign(sendcounts, sendcounts + nranks);
+  blocks.sendDispls.assign(sdispls, sdispls + nranks);
+  blocks.recvCounts.assign(recvcounts, recvcounts + nranks);
+  blocks.recvDispls.assign(rdispls, rdispls + nranks);
+  // Each buffer's used range, in bytes: [0, end).
+  auto usedBytes = [&](const std::vector<size_t>& counts, const std::vector<size_t>& displs, const char* which) {
+    size_t end = 0;
+    for (int q = 0; q < nranks; ++q) {
+      if (counts[q] == 0) continue;
+      if (displs[q] > SIZE_MAX - counts[q])
+        fail(loomInvalidArgument, std::string(api) + ": " + which + " block of rank " + std::to_string(q) +
+                                      " ends past the addressable range");
+      end = std::max(end, checkedBytes(api, displs[q] + counts[q], dtype, 1));
+    }
+    return end;
+  };
+  const size_t sendBytes = usedBytes(blocks.sendCounts, blocks.sendDispls, "the send");
+  const size_t recvBytes = usedBytes(blocks.recvCounts, blocks.recvDispls, "the receive");
+  checkBuffer(api, "sendbuf", sendbuf, sendBytes);
+  checkBuffer(api, "recvbuf", recvbuf, recvBytes);
+  if (blocks.sendCounts[rank] != blocks.recvCounts[rank])
+    fail(loomInvalidArgument, std::string(api) + ": rank " + std::to_string(rank) + " sends itself " +
+                                  std::to_string(blocks.sendCounts[rank]) + " elements but receives " +
+                                  std::to_string(blocks.recvCounts[rank]) + " from itself");
+  const auto s = reinterpret_cast<uintptr_t>(sendbuf), r = reinterpret_cast<uintptr_t>(recvbuf);
+  if (sendBytes > 0 && recvBytes > 0 && s < r + recvBytes && r < s + sendBytes)
+    fail(loomInvalidArgument, std::string(api) +
+                                  ": sendbuf and recvbuf overlap; AllToAllv has no in-place form, the result "
+                                  "would be corrupt");
+  return blocks;
 }
 
 }  // namespace loom

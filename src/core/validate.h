@@ -7,6 +7,8 @@
 
 #include <cstddef>
 
+#include "collectives/collectives.h"
+
 namespace loom {
 
 void checkDtype(const char* api, loomDataType_t dtype);
@@ -21,5 +23,12 @@ void checkRank(const char* api, const char* name, int value, int nranks);
 // bytes into the larger one); any other overlap would silently corrupt data.
 void checkOverlap(const char* api, const void* sendbuf, size_t sendBytes, const void* recvbuf, size_t recvBytes,
                   bool sendInsideRecv, size_t inPlaceOffset);
+
+// AllToAllv's arrays (nranks entries each, in elements): present, without
+// overflow, buffers present where a count is not 0, this rank's own block
+// the same size both ways, and the used ranges of the two buffers apart.
+VariableBlocks checkVariableBlocks(const char* api, const void* sendbuf, const size_t* sendcounts,
+                                   const size_t* sdispls, const void* recvbuf, const size_t* recvcounts,
+                                   const size_t* rdispls, loomDataType_t dtype, int nranks, int rank);
 
 }  // namespace loom

@@ -16,6 +16,9 @@ const char* operationName(OperationKind kind) {
     case OperationKind::kRegister: return "Register";
     case OperationKind::kDeregister: return "Deregister";
     case OperationKind::kSend: return "Send";
+    case OperationKind::kGather: return "Gather";
+    case OperationKind::kScatter: return "Scatter";
+    case OperationKind::kAllToAllv: return "AllToAllv";
     case OperationKind::kUnknown:
     case OperationKind::kCount: break;
   }

@@ -23,6 +23,9 @@ enum class OperationKind : uint8_t {
   kRegister,
   kDeregister,
   kSend,  // a point-to-point message (its Recv expects the same label)
+  kGather,
+  kScatter,
+  kAllToAllv,  // its label's count is each pair's own; its call's, 0
   kCount
 };
 // "AllReduce"; "unknown operation" for anything out of range.

@@ -74,6 +74,12 @@ void checkLabel(const MessageLabel& received, int sender, const WaitContext& wai
                                ": that rank finished collective #" + std::to_string(expected.number) +
                                " without sending what this rank waits for, so the ranks passed "
                                "different arguments to it");
+  if (received.kind == OperationKind::kAllToAllv && expected.kind == OperationKind::kAllToAllv &&
+      received.dtype == expected.dtype)
+    fail(loomInvalidUsage, wait.describe() + ": " + from + " sends this rank " + std::to_string(received.count) + " " +
+                               loomTypeName(static_cast<loomDataType_t>(received.dtype)) + ", but this rank expects " +
+                               std::to_string(expected.count) +
+                               " from it (each pair of ranks must agree on the counts between them)");
   fail(loomInvalidUsage, wait.describeMismatch(sender, received.call()));
 }
 

@@ -315,6 +315,36 @@ TEST_P(AsyncTest, CallbackOfAFailedOperationGetsItsSentence) {
   });
 }
 
+// A watchdog's view: healthy until an operation nobody waits on fails, then
+// that failure's code and sentence, read from another thread.
+TEST_P(AsyncTest, AsyncErrorShowsAFailureNobodyWaitedFor) {
+  runRanks(GetParam(), 2, [](const RankContext& ctx) {
+    loomResult_t asyncError = loomInternalError;
+    ASSERT_EQ(loomCommGetAsyncError(ctx.comm, &asyncError), loomSuccess);
+    EXPECT_EQ(asyncError, loomSuccess);
+    EXPECT_EQ(loomCommGetAsyncError(ctx.comm, nullptr), loomInvalidArgument);
+    EXPECT_EQ(loomCommGetAsyncError(nullptr, &asyncError), loomInvalidArgument);
+
+    const size_t count = ctx.rank == 0 ? 10 : 12;  // a mismatch, found by the progress thread
+    std::vector<float> data(count, 1.0f);
+    loomRequest_t request = nullptr;
+    ASSERT_EQ(loomAllReduce(data.data(), data.data(), count, loomFloat32, loomSum, ctx.comm, nullptr, &request),
+              loomSuccess);
+    std::thread watchdog([&] {
+      for (int i = 0; i < 30000; ++i) {
+        if (loomCommGetAsyncError(ctx.comm, &asyncError) != loomSuccess || asyncError != loomSuccess) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    watchdog.join();
+    EXPECT_EQ(asyncError, loomInvalidUsage);
+    EXPECT_NE(std::string(loomCommGetLastError(ctx.comm)).find("does not match rank " + std::to_string(1 - ctx.rank)),
+              std::string::npos)
+        << loomCommGetLastError(ctx.comm);
+    EXPECT_EQ(loomRequestFree(request), loomSuccess);
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, AsyncTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),
                          [](const auto& info) { return modeName(info.param); });
 

@@ -124,6 +124,11 @@ static void expectValue(const char* what, loomDataType_t t, loomRedOp_t op, size
             expected);
 }
 
+static void countCall(loomRequest_t request, loomResult_t result, void* calls) {
+  (void)request;
+  if (result == loomSuccess) ++*(int*)calls;
+}
+
 int main(void) {
   loomComm_t comm;
   int rank, nranks, t, o;
@@ -174,6 +179,34 @@ int main(void) {
     for (i = 0; i < count * nranks; ++i)
       expectValue("AllToAll", dtype, loomSum, i, input(dtype, loomSum, (int)(i / count), rank * count + i % count),
                   get(dtype, recv, i));
+    /* Gather to the last rank, Scatter from the first. */
+    CHECK_OK(loomGather(send, rank == nranks - 1 ? recv : NULL, count, dtype, nranks - 1, comm, NULL, NULL), comm);
+    if (rank == nranks - 1)
+      for (i = 0; i < count * nranks; ++i)
+        expectValue("Gather", dtype, loomSum, i, input(dtype, loomSum, (int)(i / count), i % count),
+                    get(dtype, recv, i));
+    CHECK_OK(loomScatter(rank == 0 ? send : NULL, recv, count, dtype, 0, comm, NULL, NULL), comm);
+    for (i = 0; i < count; ++i)
+      expectValue("Scatter", dtype, loomSum, i, input(dtype, loomSum, 0, rank * count + i), get(dtype, recv, i));
+    /* AllToAllv: rank q's block for this rank is q + 1 elements long, at the
+     * start of this rank's block of q's send buffer. */
+    {
+      size_t* sendCounts = malloc(sizeof(size_t) * 4 * nranks);
+      size_t *sdispls = sendCounts + nranks, *recvCounts = sdispls + nranks, *rdispls = recvCounts + nranks;
+      int q;
+      for (q = 0; q < nranks; ++q) {
+        sendCounts[q] = (size_t)rank + 1;
+        sdispls[q] = (size_t)q * count;
+        recvCounts[q] = (size_t)q + 1;
+        rdispls[q] = (size_t)q * count;
+      }
+      CHECK_OK(loomAllToAllv(send, sendCounts, sdispls, recv, recvCounts, rdispls, dtype, comm, NULL, NULL), comm);
+      for (q = 0; q < nranks; ++q)
+        for (i = 0; i <= (size_t)q; ++i)
+          expectValue("AllToAllv", dtype, loomSum, i, input(dtype, loomSum, q, rank * count + i),
+                      get(dtype, recv, q * count + i));
+      free(sendCounts);
+    }
     if (nranks > 1) {
       int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
       if (rank % 2 == 0) {
@@ -196,6 +229,25 @@ int main(void) {
     }
     free(send);
     free(recv);
+  }
+  {
+    /* A completion callback, and a healthy communicator's async error. */
+    loomRequest_t request;
+    loomResult_t asyncError = loomInternalError;
+    int calls = 0;
+    CHECK_OK(loomBarrier(comm, &request), comm);
+    CHECK_OK(loomWait(request, -1), comm);
+    CHECK_OK(loomRequestSetCallback(request, countCall, &calls), comm);
+    if (calls != 1) {
+      fprintf(stderr, "rank %d: the callback of an ended request ran %d times, not once\n", rank, calls);
+      ++failures;
+    }
+    loomRequestFree(request);
+    CHECK_OK(loomCommGetAsyncError(comm, &asyncError), comm);
+    if (asyncError != loomSuccess) {
+      fprintf(stderr, "rank %d: a healthy communicator's async error is %s\n", rank, loomGetErrorString(asyncError));
+      ++failures;
+    }
   }
   CHECK_OK(loomBarrier(comm, NULL), comm);
   CHECK_OK(loomCommDestroy(comm), comm);

@@ -328,6 +328,118 @@ TEST_P(CollectivesTest, AllToAll) {
   });
 }
 
+// AllToAllv with a count per pair (zeros among them, and pairs of several
+// slots), blocks apart from one another in both buffers, every dtype.
+size_t pairCount(int from, int to, size_t scale) {
+  const size_t k = static_cast<size_t>(from * 3 + to * 5) % 4;
+  return k == 0 ? 0 : k * scale + static_cast<size_t>(from);
+}
+
+TEST_P(CollectivesTest, AllToAllvWithACountPerPair) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    const int n = ctx.nranks, me = ctx.rank;
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (size_t scale : {size_t{1}, size_t{1000}, size_t{40000}}) {
+        // Displacements with a gap of 3 elements before every block.
+        auto layout = [&](auto countOf, std::vector<size_t>& counts, std::vector<size_t>& displs) {
+          size_t at = 0;
+          for (int q = 0; q < n; ++q) {
+            counts.push_back(countOf(q));
+            displs.push_back(at + 3);
+            at += 3 + counts.back();
+          }
+          return at;
+        };
+        std::vector<size_t> sendCounts, sdispls, recvCounts, rdispls;
+        const size_t sendTotal = layout([&](int q) { return pairCount(me, q, scale); }, sendCounts, sdispls);
+        const size_t recvTotal = layout([&](int q) { return pairCount(q, me, scale); }, recvCounts, rdispls);
+        Buffer send(makeInput(dtype, loomSum, me, 0, sendTotal, true), misalignFor(caseIndex++));
+        Buffer recv(recvTotal * loomTypeSize(dtype), misalignFor(caseIndex++));
+        std::string what = caseName("AllToAllv", dtype, loomSum, scale, false, me);
+        expectOk(loomAllToAllv(send.data(), sendCounts.data(), sdispls.data(), recv.data(), recvCounts.data(),
+                               rdispls.data(), dtype, ctx.comm, nullptr, nullptr),
+                 ctx.comm, what);
+        for (int q = 0; q < n; ++q) {
+          // Where rank q put its block for this rank.
+          size_t theirDispl = 0;
+          for (int p = 0; p < me; ++p) theirDispl += 3 + pairCount(q, p, scale);
+          theirDispl += 3;
+          expectSame(makeInput(dtype, loomSum, q, theirDispl, recvCounts[q], true),
+                     recv.data() + rdispls[q] * loomTypeSize(dtype), dtype,
+                     what + ", block from rank " + std::to_string(q));
+        }
+      }
+    }
+  });
+}
+
+// Ranks that disagree on what one sends the other fail on that pair's
+// first message, naming both counts, instead of reading a block cut
+// another way.
+TEST_P(CollectivesTest, AllToAllvPairsThatDisagreeFailNamingBothCounts) {
+  if (nranks() < 2) GTEST_SKIP() << "needs a pair";
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    const int n = ctx.nranks;
+    std::vector<size_t> sendCounts(n, 4), recvCounts(n, 4), displs(n);
+    for (int q = 0; q < n; ++q) displs[q] = 8 * q;
+    if (ctx.rank == 0) recvCounts[1] = 5;  // rank 1 sends 4
+    std::vector<int32_t> send(8 * n, 1), recv(8 * n, 0);
+    const loomResult_t rc = loomAllToAllv(send.data(), sendCounts.data(), displs.data(), recv.data(), recvCounts.data(),
+                                          displs.data(), loomInt32, ctx.comm, nullptr, nullptr);
+    if (ctx.rank == 0) {
+      EXPECT_EQ(rc, loomInvalidUsage);
+      const std::string sentence = loomCommGetLastError(ctx.comm);
+      EXPECT_NE(sentence.find("AllToAllv #1 on rank 0"), std::string::npos) << sentence;
+      EXPECT_NE(sentence.find("rank 1 sends this rank 4 int32, but this rank expects 5 from it"), std::string::npos)
+          << sentence;
+    }
+  });
+}
+
+// Gather and Scatter from every root, every dtype and count, in and out of
+// place at the root; buffers that matter only at the root are NULL elsewhere.
+TEST_P(CollectivesTest, GatherAndScatterFromEveryRoot) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    size_t caseIndex = 0;
+    for (loomDataType_t dtype : kDtypes) {
+      for (size_t total : kCounts) {
+        const size_t count = perRankCount(total, ctx.nranks);
+        const size_t blockBytes = count * loomTypeSize(dtype);
+        for (int root = 0; root < ctx.nranks; ++root) {
+          for (bool inPlace : {false, true}) {
+            const bool atRoot = ctx.rank == root;
+            std::string what =
+                caseName("Gather", dtype, loomSum, count, inPlace, ctx.rank) + " root " + std::to_string(root);
+            Buffer whole(blockBytes * ctx.nranks, misalignFor(caseIndex++));
+            Buffer mine(makeInput(dtype, loomSum, ctx.rank, 0, count, true), misalignFor(caseIndex++));
+            const unsigned char* send = mine.data();
+            if (atRoot && inPlace) {
+              std::memcpy(whole.data() + root * blockBytes, mine.data(), blockBytes);
+              send = whole.data() + root * blockBytes;
+            }
+            expectOk(loomGather(send, atRoot ? whole.data() : nullptr, count, dtype, root, ctx.comm, nullptr, nullptr),
+                     ctx.comm, what);
+            if (atRoot)
+              for (int q = 0; q < ctx.nranks; ++q)
+                expectSame(makeInput(dtype, loomSum, q, 0, count, true), whole.data() + q * blockBytes, dtype,
+                           what + ", block of rank " + std::to_string(q));
+
+            what = caseName("Scatter", dtype, loomSum, count, inPlace, ctx.rank) + " root " + std::to_string(root);
+            Buffer blocks(makeInput(dtype, loomSum, 100 + root, 0, count * ctx.nranks, true), misalignFor(caseIndex++));
+            Buffer out(blockBytes, misalignFor(caseIndex++));
+            unsigned char* recv = atRoot && inPlace ? blocks.data() + ctx.rank * blockBytes : out.data();
+            expectOk(
+                loomScatter(atRoot ? blocks.data() : nullptr, recv, count, dtype, root, ctx.comm, nullptr, nullptr),
+                ctx.comm, what);
+            expectSame(makeInput(dtype, loomSum, 100 + root, ctx.rank * count, count, true), recv, dtype, what);
+          }
+        }
+      }
+    }
+  });
+}
+
 TEST_P(CollectivesTest, SendRecvAroundTheRing) {
   runRanks(mode(), nranks(), [](const RankContext& ctx) {
     const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;

@@ -74,6 +74,37 @@ TEST_F(ApiErrorsTest, OverlapThatIsNotInPlaceIsRefused) {
   EXPECT_EQ(loomAllReduce(data_, data_, 4, loomFloat32, loomSum, comm_, nullptr, nullptr), loomSuccess);
 }
 
+TEST_F(ApiErrorsTest, GatherScatterAndAllToAllvArgumentsAreChecked) {
+  expectError(loomGather(data_, out_, 4, loomFloat32, 1, comm_, nullptr, nullptr), loomInvalidArgument,
+              "loomGather: root 1 is not a rank of this communicator");
+  expectError(loomGather(data_, nullptr, 4, loomFloat32, 0, comm_, nullptr, nullptr), loomInvalidArgument,
+              "loomGather: recvbuf is NULL");
+  expectError(loomScatter(nullptr, out_, 4, loomFloat32, 0, comm_, nullptr, nullptr), loomInvalidArgument,
+              "loomScatter: sendbuf is NULL");
+  expectError(loomScatter(data_, data_ + 1, 2, loomFloat32, 0, comm_, nullptr, nullptr), loomInvalidArgument,
+              "loomScatter: sendbuf and recvbuf overlap but not in the in-place form");
+  EXPECT_EQ(loomGather(data_, out_, 4, loomFloat32, 0, comm_, nullptr, nullptr), loomSuccess);
+  EXPECT_EQ(std::memcmp(data_, out_, sizeof(data_)), 0);
+  EXPECT_EQ(loomScatter(data_, data_, 4, loomFloat32, 0, comm_, nullptr, nullptr), loomSuccess) << "in place";
+
+  size_t two[1] = {2}, three[1] = {3}, zero[1] = {0}, huge[1] = {SIZE_MAX - 1};
+  expectError(loomAllToAllv(data_, nullptr, zero, out_, two, zero, loomFloat32, comm_, nullptr, nullptr),
+              loomInvalidArgument, "loomAllToAllv: sendcounts is NULL");
+  expectError(loomAllToAllv(data_, two, zero, out_, three, zero, loomFloat32, comm_, nullptr, nullptr),
+              loomInvalidArgument, "loomAllToAllv: rank 0 sends itself 2 elements but receives 3 from itself");
+  expectError(loomAllToAllv(data_, two, zero, data_, two, zero, loomFloat32, comm_, nullptr, nullptr),
+              loomInvalidArgument, "loomAllToAllv: sendbuf and recvbuf overlap; AllToAllv has no in-place form");
+  expectError(loomAllToAllv(data_, two, huge, out_, two, zero, loomFloat32, comm_, nullptr, nullptr),
+              loomInvalidArgument, "loomAllToAllv");
+  expectError(loomAllToAllv(nullptr, two, zero, out_, two, zero, loomFloat32, comm_, nullptr, nullptr),
+              loomInvalidArgument, "loomAllToAllv: sendbuf is NULL");
+  EXPECT_EQ(loomAllToAllv(data_, two, two, out_, two, zero, loomFloat32, comm_, nullptr, nullptr), loomSuccess);
+  EXPECT_EQ(out_[0], data_[2]);
+  EXPECT_EQ(out_[1], data_[3]);
+  EXPECT_EQ(loomAllToAllv(nullptr, zero, zero, nullptr, zero, zero, loomFloat32, comm_, nullptr, nullptr), loomSuccess)
+      << "nothing to move, no buffers needed";
+}
+
 TEST_F(ApiErrorsTest, StreamsAreRefusedUntilDeviceSupport) {
   int fakeStream = 0;
   expectError(loomAllReduce(data_, out_, 4, loomFloat32, loomSum, comm_, &fakeStream, nullptr), loomUnsupported,
