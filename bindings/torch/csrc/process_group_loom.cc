@@ -354,22 +354,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::alltoall_base(at::Tensor& outpu
   };
   const std::vector<int64_t> sendRows = splitsOf(inputSplits, in, "input");
   const std::vector<int64_t> recvRows = splitsOf(outputSplits, output, "output");
-  const size_t elem = in.element_size();
-  return run(name, c10d::OpType::ALLTOALL_BASE, std::move(buffers), true, [&](std::vector<loomRequest_t>& requests) {
-    int64_t sendAt = 0, recvAt = 0;
-    for (int peer = 0; peer < size_; ++peer) {
-      const size_t sendCount = sendRows[peer] * rowIn, recvCount = recvRows[peer] * rowOut;
-      if (peer == rank_) {
-        TORCH_CHECK(sendCount == recvCount, "loom backend: ", name, " on rank ", rank_, " sends itself ", sendCount,
-                    " elements but expects ", recvCount);
-        std::memcpy(out + recvAt * elem, from + sendAt * elem, sendCount * elem);
-      } else {
-        LOOM_CALL(name, requests, loomRecv(out + recvAt * elem, recvCount, dtype, peer, comm_, nullptr, &request_));
-        LOOM_CALL(name, requests, loomSend(from + sendAt * elem, sendCount, dtype, peer, comm_, nullptr, &request_));
-      }
-      sendAt += sendCount;
-      recvAt += recvCount;
-    }
+  std::vector<size_t> sendCounts(size_), sendDispls(size_), recvCounts(size_), recvDispls(size_);
+  size_t sendAt = 0, recvAt = 0;
+  for (int peer = 0; peer < size_; ++peer) {
+    sendCounts[peer] = sendRows[peer] * rowIn;
+    recvCounts[peer] = recvRows[peer] * rowOut;
+    sendDispls[peer] = sendAt;
+    recvDispls[peer] = recvAt;
+    sendAt += sendCounts[peer];
+    recvAt += recvCounts[peer];
+  }
+  return run(name, c10d::OpType::ALLTOALL_BASE, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
+    LOOM_CALL(name, requests,
+              loomAllToAllv(from, sendCounts.data(), sendDispls.data(), out, recvCounts.data(), recvDispls.data(),
+                            dtype, comm_, nullptr, &request_));
   });
 }
 
@@ -414,7 +412,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::gather(std::vector<std::vector<
   const int root = static_cast<int>(opts.rootRank);
   Buffers buffers;
   const at::Tensor in = inputs[0].contiguous();
-  buffers.inputs = {in};
+  at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_, "loom backend: ", name, " needs ",
                 size_, " output tensors on the root");
@@ -422,25 +420,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::gather(std::vector<std::vector<
       checkCpu(output, name);
       TORCH_CHECK(output.numel() == in.numel() && output.scalar_type() == in.scalar_type(), "loom backend: ", name,
                   "'s output tensors must match its input in size and dtype");
-      buffers.outputs.push_back(Staged::output(output));
     }
+    flat = flatOutput(outputs[0], buffers.outputs);
     buffers.value = outputs[0];
   }
-  std::vector<void*> out;
-  for (const Staged& staged : buffers.outputs) out.push_back(staged.buffer.data_ptr());
+  buffers.inputs = {in};
+  if (flat.defined()) buffers.inputs.push_back(flat);
+  void* out = flat.defined() ? flat.data_ptr() : nullptr;
   const loomDataType_t dtype = dtypeOf(in, name);
   const size_t count = countOf(in);
-  return run(name, c10d::OpType::GATHER, std::move(buffers), true, [&](std::vector<loomRequest_t>& requests) {
-    if (rank_ != root) {
-      LOOM_CALL(name, requests, loomSend(in.data_ptr(), count, dtype, root, comm_, nullptr, &request_));
-      return;
-    }
-    for (int peer = 0; peer < size_; ++peer) {
-      if (peer == rank_)
-        std::memcpy(out[peer], in.data_ptr(), in.nbytes());
-      else
-        LOOM_CALL(name, requests, loomRecv(out[peer], count, dtype, peer, comm_, nullptr, &request_));
-    }
+  return run(name, c10d::OpType::GATHER, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
+    LOOM_CALL(name, requests, loomGather(in.data_ptr(), out, count, dtype, root, comm_, nullptr, &request_));
   });
 }
 
@@ -454,7 +444,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::scatter(std::vector<at::Tensor>
   Buffers buffers;
   buffers.outputs.push_back(Staged::output(outputs[0]));
   buffers.value = outputs;
-  std::vector<at::Tensor> in;
+  at::Tensor flat;
   if (rank_ == root) {
     TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_, "loom backend: ", name, " needs ",
                 size_, " input tensors on the root");
@@ -462,24 +452,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::scatter(std::vector<at::Tensor>
       checkCpu(input, name);
       TORCH_CHECK(input.numel() == outputs[0].numel() && input.scalar_type() == outputs[0].scalar_type(),
                   "loom backend: ", name, "'s input tensors must match its output in size and dtype");
-      in.push_back(input.contiguous());
     }
-    buffers.inputs = in;
+    flat = flatInput(inputs[0]);
+    buffers.inputs = {flat};
   }
   void* out = buffers.outputs[0].buffer.data_ptr();
+  const void* in = flat.defined() ? flat.data_ptr() : nullptr;
   const loomDataType_t dtype = dtypeOf(outputs[0], name);
   const size_t count = countOf(outputs[0]);
-  return run(name, c10d::OpType::SCATTER, std::move(buffers), true, [&](std::vector<loomRequest_t>& requests) {
-    if (rank_ != root) {
-      LOOM_CALL(name, requests, loomRecv(out, count, dtype, root, comm_, nullptr, &request_));
-      return;
-    }
-    for (int peer = 0; peer < size_; ++peer) {
-      if (peer == rank_)
-        std::memcpy(out, in[peer].data_ptr(), in[peer].nbytes());
-      else
-        LOOM_CALL(name, requests, loomSend(in[peer].data_ptr(), count, dtype, peer, comm_, nullptr, &request_));
-    }
+  return run(name, c10d::OpType::SCATTER, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
+    LOOM_CALL(name, requests, loomScatter(in, out, count, dtype, root, comm_, nullptr, &request_));
   });
 }
 
