@@ -14,9 +14,10 @@
 
 namespace loom::mem {
 
-// Throws naming `peer` if it failed, left, or called something else;
-// shared by both sides of a connection.
-void checkPeer(const Fabric& fabric, int peer, const WaitContext& ctx, Waitable& connection);
+// Throws naming `peer` if it failed, called something else, or left with
+// nothing still on its way to this side (`inFlight`: messages it posted
+// that a delay still holds back); shared by both sides of a connection.
+void checkPeer(const Fabric& fabric, int peer, const WaitContext& ctx, Waitable& connection, bool inFlight);
 
 class MemSendConnection final : public SendConnection {
  public:
@@ -26,7 +27,7 @@ class MemSendConnection final : public SendConnection {
   void* tryAcquire() override;
   void labelSlot(void* slot, const MessageLabel& label) override;
   void post(size_t bytes) override;
-  void checkPeer(const WaitContext& ctx) override { mem::checkPeer(fabric_, peer_, ctx, *this); }
+  void checkPeer(const WaitContext& ctx) override { mem::checkPeer(fabric_, peer_, ctx, *this, false); }
   void watch(bool on) override { fifo_.releasedWatched.store(on ? 1 : 0, std::memory_order_relaxed); }
 
  private:
@@ -48,7 +49,9 @@ class MemRecvConnection final : public RecvConnection {
   void release() override;
   size_t acquiredBytes() const override { return next().bytes; }
   MessageLabel labelOf(const void* slot) const override;
-  void checkPeer(const WaitContext& ctx) override { mem::checkPeer(fabric_, peer_, ctx, *this); }
+  void checkPeer(const WaitContext& ctx) override {
+    mem::checkPeer(fabric_, peer_, ctx, *this, fifo_.posted.load(std::memory_order_acquire) != released_);
+  }
   void watch(bool on) override { fifo_.postedWatched.store(on ? 1 : 0, std::memory_order_relaxed); }
 
  private:
