@@ -138,6 +138,17 @@ LOOM_API loomResult_t loomCommUserRank(loomComm_t comm, int* rank);
  * anything: what a framework's watchdog polls to abort a communicator whose
  * peers failed while the training loop was busy elsewhere. */
 LOOM_API loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);
+/* A sum whose every input is first multiplied by a scalar, as NCCL's
+ * ncclRedOpCreatePreMulSum with a host scalar: scalar 1/nranks averages in
+ * one pass. `scalar` points to one value of `dtype`, copied now (each rank
+ * may pass its own). The op belongs to comm, works on reductions of `dtype`
+ * (AllReduce, ReduceScatter, Reduce), and may be destroyed as soon as the
+ * last call using it has returned: the scaling happens when a call is made.
+ * Every rank must make its ops in the same order, so that they agree on
+ * their numbers. */
+LOOM_API loomResult_t loomRedOpCreatePreMulSum(loomRedOp_t* op, const void* scalar, loomDataType_t dtype,
+                                               loomComm_t comm);
+LOOM_API loomResult_t loomRedOpDestroy(loomRedOp_t op, loomComm_t comm);
 /* Waits for the communicator's pending operations, then frees it. */
 LOOM_API loomResult_t loomCommDestroy(loomComm_t comm);
 /* Fails every pending operation of comm with loomAborted, within a second,

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -188,6 +189,31 @@ loomResult_t launchCollective(Communicator& comm, OperationKind kind, Operation:
   return launch(comm, name, &call, Lane::collective(), fill, request);
 }
 
+// A reduction: Loom's own op as it is, or a communicator's pre-multiplied
+// sum (core/user_ops.h) as a sum over a scaled copy of this rank's
+// `inputCount` input elements, which the operation keeps.
+loomResult_t launchReduction(Communicator& comm, const char* api, OperationKind kind, Operation::Step step,
+                             const CollectiveArgs& args, size_t inputCount, bool rooted, loomRequest_t* request) {
+  const std::optional<PreMulSum> preMulSum = comm.userOps().resolve(api, args.op, args.dtype);
+  if (!preMulSum) {
+    checkOp(api, args.op);
+    return launchCollective(comm, kind, step, args, true, rooted, request);
+  }
+  std::shared_ptr<std::vector<unsigned char>> scaled;
+  const CollectiveArgs summed = scaleInput(*preMulSum, args, inputCount, &scaled);
+  CollectiveCall call;
+  call.kind = kind;
+  call.count = args.count;
+  call.dtype = args.dtype;
+  call.op = args.op;  // the user's op: ranks that sum plainly instead are told apart
+  call.root = rooted ? args.root : -1;
+  auto fill = [&](Operation& op) {
+    op.args = summed;
+    op.body = [step, summed, scaled](const Team& team, const WaitContext& wait) { return step(team, summed, wait); };
+  };
+  return launch(comm, operationName(kind), &call, Lane::collective(), fill, request);
+}
+
 // Send and Recv share their checks. Which of the two runs comes from the
 // entry point the caller used (`lane`), never from the buffers' values: an
 // empty message may come from, or go to, NULL. The other buffer is NULL.
@@ -343,6 +369,25 @@ loomResult_t loomCommUserRank(loomComm_t comm, int* rank) {
   });
 }
 
+loomResult_t loomRedOpCreatePreMulSum(loomRedOp_t* op, const void* scalar, loomDataType_t dtype, loomComm_t comm) {
+  const char* api = "loomRedOpCreatePreMulSum";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    if (op == nullptr) loom::fail(loomInvalidArgument, std::string(api) + ": op is NULL");
+    if (scalar == nullptr) loom::fail(loomInvalidArgument, std::string(api) + ": scalar is NULL");
+    loom::checkDtype(api, dtype);
+    *op = c.userOps().createPreMulSum(dtype, scalar);
+    return loomSuccess;
+  });
+}
+
+loomResult_t loomRedOpDestroy(loomRedOp_t op, loomComm_t comm) {
+  const char* api = "loomRedOpDestroy";
+  return loom::onComm(api, comm, [&](Communicator& c) {
+    c.userOps().destroy(api, op);
+    return loomSuccess;
+  });
+}
+
 loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError) {
   return loom::onComm("loomCommGetAsyncError", comm, [&](Communicator& c) {
     if (asyncError == nullptr) loom::fail(loomInvalidArgument, "loomCommGetAsyncError: asyncError is NULL");
@@ -377,13 +422,12 @@ loomResult_t loomAllReduce(const void* sendbuf, void* recvbuf, size_t count, loo
   const char* api = "loomAllReduce";
   return loom::onComm(api, comm, [&](Communicator& c) {
     loom::checkCommon(api, dtype, stream);
-    loom::checkOp(api, op);
     size_t bytes = loom::checkedBytes(api, count, dtype, 1);
     loom::checkBuffer(api, "sendbuf", sendbuf, bytes);
     loom::checkBuffer(api, "recvbuf", recvbuf, bytes);
     loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, 0};
-    return loom::launchCollective(c, loom::OperationKind::kAllReduce, loom::allReduce, args, true, false, request);
+    return loom::launchReduction(c, api, loom::OperationKind::kAllReduce, loom::allReduce, args, count, false, request);
   });
 }
 
@@ -407,15 +451,14 @@ loomResult_t loomReduceScatter(const void* sendbuf, void* recvbuf, size_t recvco
   const char* api = "loomReduceScatter";
   return loom::onComm(api, comm, [&](Communicator& c) {
     loom::checkCommon(api, dtype, stream);
-    loom::checkOp(api, op);
     size_t recvBytes = loom::checkedBytes(api, recvcount, dtype, 1);
     size_t sendBytes = loom::checkedBytes(api, recvcount, dtype, c.nranks());
     loom::checkBuffer(api, "sendbuf", sendbuf, sendBytes);
     loom::checkBuffer(api, "recvbuf", recvbuf, recvBytes);
     loom::checkOverlap(api, sendbuf, sendBytes, recvbuf, recvBytes, false, recvBytes * c.rank());
     loom::CollectiveArgs args{sendbuf, recvbuf, recvcount, dtype, op, 0};
-    return loom::launchCollective(c, loom::OperationKind::kReduceScatter, loom::reduceScatter, args, true, false,
-                                  request);
+    return loom::launchReduction(c, api, loom::OperationKind::kReduceScatter, loom::reduceScatter, args,
+                                 recvcount * c.nranks(), false, request);
   });
 }
 
@@ -441,7 +484,6 @@ loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDa
   const char* api = "loomReduce";
   return loom::onComm(api, comm, [&](Communicator& c) {
     loom::checkCommon(api, dtype, stream);
-    loom::checkOp(api, op);
     loom::checkRank(api, "root", root, c.nranks());
     size_t bytes = loom::checkedBytes(api, count, dtype, 1);
     loom::checkBuffer(api, "sendbuf", sendbuf, bytes);
@@ -450,7 +492,7 @@ loomResult_t loomReduce(const void* sendbuf, void* recvbuf, size_t count, loomDa
       loom::checkOverlap(api, sendbuf, bytes, recvbuf, bytes, true, 0);
     }
     loom::CollectiveArgs args{sendbuf, recvbuf, count, dtype, op, root};
-    return loom::launchCollective(c, loom::OperationKind::kReduce, loom::reduce, args, true, true, request);
+    return loom::launchReduction(c, api, loom::OperationKind::kReduce, loom::reduce, args, count, true, request);
   });
 }
 

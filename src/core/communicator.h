@@ -17,6 +17,7 @@
 #include "core/exclusive_calls.h"
 #include "core/operation.h"
 #include "core/request.h"
+#include "core/user_ops.h"
 #include "transport/connections.h"
 #include "transport/identity.h"
 #include "transport/regions.h"
@@ -78,6 +79,8 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   std::string lastError() const;
   // loomSuccess until a failure broke the communicator; then its code.
   loomResult_t asyncError() const;
+  // loomRedOpCreatePreMulSum's ops.
+  UserOps& userOps() { return userOps_; }
   // The flight recorder's lines, to the log at WARN (`why` heads them), or
   // printed whatever the log level (a dump the user asked for by signal).
   void dumpFlightRecorder(const std::string& why, bool whateverTheLevel) const;
@@ -111,6 +114,8 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
   std::vector<uint64_t> sentTo_, receivedFrom_;  // point-to-point messages posted, per peer
+
+  UserOps userOps_;
 
   mutable std::mutex errorMutex_;
   std::string lastError_;

@@ -29,7 +29,9 @@ const char* loomTypeName(loomDataType_t dtype) {
 const char* loomOpName(loomRedOp_t op) {
   static const char* const kNames[LOOM_NUM_OPS] = {"sum", "prod", "max", "min", "avg"};
   unsigned index = static_cast<unsigned>(op);
-  return index < LOOM_NUM_OPS ? kNames[index] : "unknown";
+  if (index < LOOM_NUM_OPS) return kNames[index];
+  // Past Loom's own: a communicator's loomRedOpCreatePreMulSum op.
+  return static_cast<int>(op) > 0 ? "premulsum" : "unknown";
 }
 
 }  // extern "C"

@@ -397,6 +397,68 @@ TEST_P(CollectivesTest, AllToAllvPairsThatDisagreeFailNamingBothCounts) {
   });
 }
 
+// loomRedOpCreatePreMulSum: every rank's input times its own scalar,
+// summed, for AllReduce (in place), ReduceScatter and Reduce.
+template <typename T>
+void checkPreMulSum(const RankContext& ctx, loomDataType_t dtype) {
+  const int n = ctx.nranks, me = ctx.rank;
+  const size_t count = 1003;
+  const T scalar = static_cast<T>(me + 2);
+  loomRedOp_t op;
+  ASSERT_EQ(loomRedOpCreatePreMulSum(&op, &scalar, dtype, ctx.comm), loomSuccess) << loomCommGetLastError(ctx.comm);
+  auto input = [](int rank, size_t i) { return static_cast<T>(i % 5 + rank); };
+  auto expected = [&](size_t i) {
+    T sum = 0;
+    for (int r = 0; r < n; ++r) sum += static_cast<T>(r + 2) * input(r, i);
+    return sum;
+  };
+  const std::string name = loomTypeName(dtype);
+  std::vector<T> data(count * n);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = input(me, i);
+  std::vector<T> inPlace(data.begin(), data.begin() + count);
+  expectOk(loomAllReduce(inPlace.data(), inPlace.data(), count, dtype, op, ctx.comm, nullptr, nullptr), ctx.comm,
+           "PreMulSum AllReduce " + name);
+  for (size_t i = 0; i < count; ++i) ASSERT_EQ(inPlace[i], expected(i)) << name << " AllReduce element " << i;
+  std::vector<T> block(count);
+  expectOk(loomReduceScatter(data.data(), block.data(), count, dtype, op, ctx.comm, nullptr, nullptr), ctx.comm,
+           "PreMulSum ReduceScatter " + name);
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_EQ(block[i], expected(me * count + i)) << name << " ReduceScatter element " << i;
+  std::vector<T> reduced(count);
+  expectOk(loomReduce(data.data(), reduced.data(), count, dtype, op, n - 1, ctx.comm, nullptr, nullptr), ctx.comm,
+           "PreMulSum Reduce " + name);
+  if (me == n - 1)
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(reduced[i], expected(i)) << name << " Reduce element " << i;
+  EXPECT_EQ(loomRedOpDestroy(op, ctx.comm), loomSuccess);
+  // Once destroyed, the op is refused before anything is sent.
+  EXPECT_EQ(loomAllReduce(data.data(), block.data(), count, dtype, op, ctx.comm, nullptr, nullptr),
+            loomInvalidArgument);
+  EXPECT_NE(std::string(loomCommGetLastError(ctx.comm)).find("nor a live op of this communicator"), std::string::npos)
+      << loomCommGetLastError(ctx.comm);
+  EXPECT_EQ(loomRedOpDestroy(op, ctx.comm), loomInvalidArgument);
+}
+
+TEST_P(CollectivesTest, PreMulSumScalesEveryRanksInput) {
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    checkPreMulSum<float>(ctx, loomFloat32);
+    checkPreMulSum<double>(ctx, loomFloat64);
+    checkPreMulSum<int32_t>(ctx, loomInt32);
+    checkPreMulSum<int64_t>(ctx, loomInt64);
+    // An op is for the dtype it was made for.
+    const float half = 0.5f;
+    loomRedOp_t op;
+    ASSERT_EQ(loomRedOpCreatePreMulSum(&op, &half, loomFloat32, ctx.comm), loomSuccess);
+    double value = 1, out = 0;
+    EXPECT_EQ(loomAllReduce(&value, &out, 1, loomFloat64, op, ctx.comm, nullptr, nullptr), loomInvalidArgument);
+    EXPECT_NE(std::string(loomCommGetLastError(ctx.comm))
+                  .find("was made for float32, and this call's dtype is "
+                        "float64"),
+              std::string::npos)
+        << loomCommGetLastError(ctx.comm);
+    EXPECT_EQ(loomRedOpCreatePreMulSum(&op, nullptr, loomFloat32, ctx.comm), loomInvalidArgument);
+  });
+}
+
 // Gather and Scatter from every root, every dtype and count, in and out of
 // place at the root; buffers that matter only at the root are NULL elsewhere.
 TEST_P(CollectivesTest, GatherAndScatterFromEveryRoot) {

@@ -126,7 +126,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::allreduce(std::vector<at::Tenso
   void* data = buffers.outputs[0].buffer.data_ptr();
   const size_t count = countOf(tensors[0]);
   const loomDataType_t dtype = dtypeOf(tensors[0], name);
-  const loomRedOp_t op = opOf(opts.reduceOp, tensors[0], name);
+  const CallOp callOp(comm_, opts.reduceOp, tensors[0], name);
+  const loomRedOp_t op = callOp.get();
   return run(name, c10d::OpType::ALLREDUCE, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
     LOOM_CALL(name, requests, loomAllReduce(data, data, count, dtype, op, comm_, nullptr, &request_));
   });
@@ -142,7 +143,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::allreduce_coalesced(std::vector
   std::vector<void*> data;
   for (const Staged& staged : buffers.outputs) data.push_back(staged.buffer.data_ptr());
   const loomDataType_t dtype = dtypeOf(tensors[0], name);
-  const loomRedOp_t op = opOf(opts.reduceOp, tensors[0], name);
+  const CallOp callOp(comm_, opts.reduceOp, tensors[0], name);
+  const loomRedOp_t op = callOp.get();
   return run(name, c10d::OpType::ALLREDUCE_COALESCED, std::move(buffers), true,
              [&](std::vector<loomRequest_t>& requests) {
                for (size_t i = 0; i < tensors.size(); ++i)
@@ -179,7 +181,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::reduce(std::vector<at::Tensor>&
   void* data = buffers.outputs[0].buffer.data_ptr();
   const size_t count = countOf(tensors[0]);
   const loomDataType_t dtype = dtypeOf(tensors[0], name);
-  const loomRedOp_t op = opOf(opts.reduceOp, tensors[0], name);
+  const CallOp callOp(comm_, opts.reduceOp, tensors[0], name);
+  const loomRedOp_t op = callOp.get();
   const int root = static_cast<int>(opts.rootRank);
   return run(name, c10d::OpType::REDUCE, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
     LOOM_CALL(name, requests, loomReduce(data, data, count, dtype, op, root, comm_, nullptr, &request_));
@@ -287,7 +290,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::reduce_scatter(std::vector<at::
   void* out = buffers.outputs[0].buffer.data_ptr();
   const size_t count = countOf(outputs[0]);
   const loomDataType_t dtype = dtypeOf(outputs[0], name);
-  const loomRedOp_t op = opOf(opts.reduceOp, outputs[0], name);
+  const CallOp callOp(comm_, opts.reduceOp, outputs[0], name);
+  const loomRedOp_t op = callOp.get();
   return run(name, c10d::OpType::REDUCE_SCATTER, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
     LOOM_CALL(name, requests, loomReduceScatter(in.data_ptr(), out, count, dtype, op, comm_, nullptr, &request_));
   });
@@ -307,7 +311,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::_reduce_scatter_base(at::Tensor
   void* out = buffers.outputs[0].buffer.data_ptr();
   const size_t count = countOf(output);
   const loomDataType_t dtype = dtypeOf(output, name);
-  const loomRedOp_t op = opOf(opts.reduceOp, output, name);
+  const CallOp callOp(comm_, opts.reduceOp, output, name);
+  const loomRedOp_t op = callOp.get();
   return run(
       name, c10d::OpType::_REDUCE_SCATTER_BASE, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
         LOOM_CALL(name, requests, loomReduceScatter(in.data_ptr(), out, count, dtype, op, comm_, nullptr, &request_));

@@ -31,8 +31,30 @@ loomRedOp_t opOf(const c10d::ReduceOp& op, const at::Tensor& tensor, const char*
       return loomAvg;
     default:
       TORCH_CHECK(false, "loom backend: ", operation, " does not take reduce op ", static_cast<int>(op.op_),
-                  " (it takes SUM, PRODUCT, MIN, MAX and AVG)");
+                  " (it takes SUM, PRODUCT, MIN, MAX, AVG and PREMUL_SUM)");
   }
+}
+
+CallOp::CallOp(loomComm_t comm, const c10d::ReduceOp& op, const at::Tensor& tensor, const char* operation)
+    : comm_(comm) {
+  if (op.op_ != c10d::ReduceOp::PREMUL_SUM) {
+    op_ = opOf(op, tensor, operation);
+    return;
+  }
+  TORCH_CHECK(at::isFloatingType(tensor.scalar_type()), "loom backend: ", operation,
+              " takes PREMUL_SUM on floating-point tensors only, not ", tensor.scalar_type());
+  const auto* supplement = dynamic_cast<const c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
+  TORCH_CHECK(supplement != nullptr, "loom backend: ", operation, " got PREMUL_SUM without its factor");
+  const double factor =
+      supplement->tensor_factors.empty() ? supplement->double_factor : supplement->tensor_factors[0].item<double>();
+  const at::Tensor scalar = at::scalar_tensor(factor, tensor.options());
+  TORCH_CHECK(loomRedOpCreatePreMulSum(&op_, scalar.data_ptr(), dtypeOf(tensor, operation), comm) == loomSuccess,
+              "loom backend: ", operation, " could not make its PREMUL_SUM: ", loomCommGetLastError(comm));
+  made_ = true;
+}
+
+CallOp::~CallOp() {
+  if (made_) loomRedOpDestroy(op_, comm_);
 }
 
 void checkCpu(const at::Tensor& tensor, const char* operation) {

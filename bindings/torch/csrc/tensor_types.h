@@ -19,6 +19,23 @@ loomDataType_t dtypeOf(const at::Tensor& tensor, const char* operation);
 // and: SUM and MAX are "any", PRODUCT and MIN "all", as NCCL's backend does).
 loomRedOp_t opOf(const c10d::ReduceOp& op, const at::Tensor& tensor, const char* operation);
 
+// The Loom op a call reduces with: Loom's own, or for PREMUL_SUM a
+// pre-multiplied sum made on `comm` for this call and destroyed after it
+// (Loom scales the input when the call is made, so that is safe).
+class CallOp {
+ public:
+  CallOp(loomComm_t comm, const c10d::ReduceOp& op, const at::Tensor& tensor, const char* operation);
+  ~CallOp();
+  CallOp(const CallOp&) = delete;
+  CallOp& operator=(const CallOp&) = delete;
+  loomRedOp_t get() const { return op_; }
+
+ private:
+  loomComm_t comm_;
+  loomRedOp_t op_;
+  bool made_ = false;
+};
+
 // Refuses anything but dense CPU tensors, naming the operation.
 void checkCpu(const at::Tensor& tensor, const char* operation);
 // The same for every tensor, which must also have one dtype and, with

@@ -207,6 +207,20 @@ def new_group_body(rank, size):
     assert whole.item() == size
 
 
+def premul_sum_body(rank, size):
+    for dtype in [torch.float32, torch.float64, torch.bfloat16]:
+        for count in COUNTS:
+            tensor = value(rank, count, dtype)
+            dist.all_reduce(tensor, op=dist._make_nccl_premul_sum(0.5))
+            expected = (torch.stack([value(r, count, dtype) for r in range(size)]).to(torch.float64) * 0.5).sum(0)
+            assert_same(tensor, expected.to(dtype), f"PREMUL_SUM all_reduce {dtype} x{count}")
+            tensor = value(rank, count, dtype)
+            dist.reduce(tensor, dst=0, op=dist._make_nccl_premul_sum(2.0))
+            if rank == 0:
+                expected = (torch.stack([value(r, count, dtype) for r in range(size)]).to(torch.float64) * 2).sum(0)
+                assert_same(tensor, expected.to(dtype), f"PREMUL_SUM reduce {dtype} x{count}")
+
+
 def refusals_body(rank, size):
     with pytest.raises(RuntimeError, match="all_reduce does not take tensors of dtype Short"):
         dist.all_reduce(torch.zeros(3, dtype=torch.int16))
@@ -276,6 +290,11 @@ def test_futures_and_many_in_flight():
 
 def test_new_group():
     ranks.run(3, new_group_body)
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_premul_sum(size):
+    ranks.run(size, premul_sum_body)
 
 
 def test_refusals_name_what_was_wrong():
