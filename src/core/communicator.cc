@@ -343,6 +343,9 @@ Outcome Communicator::endOperation(Operation& op, std::exception_ptr error) {
     if (!broken_.load(std::memory_order_relaxed)) {
       brokenBy_ = outcome.code;
       brokenSentence_ = outcome.failure;
+      // With the code, so that a watchdog that sees the async error
+      // (loomCommGetAsyncError) reads its sentence, not an older one.
+      lastError_ = outcome.failure;
       broken_.store(true, std::memory_order_release);
     }
   }
