@@ -25,10 +25,9 @@ namespace {
 
 // Spinning helps only when the rank being waited for has a core of its own.
 // Where a transport moves a peer's bytes on a thread of its own (TCP's
-// progress thread, Transport::ProgressBy::kOwnThread), spinning
-// or yielding would take the CPU it needs (perf record across fake hosts:
-// 29,000 context switches a second, 2 x 1 AllReduce of 64 MiB 0.72 GB/s
-// against 0.85 without, 8 B 150 us against 110; docs/PERF.md).
+// progress thread, Transport::ProgressBy::kOwnThread), polling without
+// yielding would take the CPU that thread needs: such waits do not spin,
+// they yield at once (docs/ENGINE.md, "Waiting with TCP peers").
 int chooseSpinIterations(const CommConfig& config, int localRanks, bool progressThread) {
   if (config.spinIterations >= 0) return config.spinIterations;
   if (progressThread) return 0;
@@ -40,9 +39,15 @@ int chooseSpinIterations(const CommConfig& config, int localRanks, bool progress
   return localRanks > cores ? 10 : 2000;
 }
 
+// Yielding hands the core to whatever the rank waits for (a local peer, or
+// its own TCP thread), and between yields the engine reads its sockets
+// itself, so a reply that arrives within the window crosses no thread and
+// costs no wake-up. With TCP peers a shorter window measured best (2 fake
+// hosts x 1 rank, 8 B: about 10 us at 200-300 us of yields, 20 us at 1000,
+// 30-50 us when sleeping at once).
 int64_t chooseYieldMicros(const CommConfig& config, bool progressThread) {
   if (config.yieldMicros >= 0) return config.yieldMicros;
-  return progressThread ? 0 : 1000;
+  return progressThread ? 300 : 1000;
 }
 
 // Detecting the machine takes tens of milliseconds: do it once per process
