@@ -18,6 +18,7 @@ packages=(
   iproute2                      # ip and tc: scripts/loom-hosts.sh's fake hosts (tests/multihost)
   libgloo-dev gnuplot-nox       # perf/compare: the Gloo peer and the plots
   iperf3                        # perf/compare-hosts: the raw TCP probe between fake hosts
+  doxygen                       # the API reference: cmake --build build --target docs
 )
 
 missing=()
