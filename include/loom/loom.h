@@ -1122,6 +1122,52 @@ LOOM_API loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dty
 LOOM_API loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request);
 /**
+ * @brief Sends count elements to rank peer with a tag, as MPI_Isend.
+ *
+ * loomSend() is this with tag 0. Messages between a pair match by tag: the
+ * Sends and Recvs of one tag match in posting order, while a Recv of one
+ * tag never waits behind a message of another. A message that arrives
+ * before a Recv asks for its tag waits in the receiver's memory (as an
+ * MPI implementation's unexpected messages do) until one does, or until
+ * the communicator ends.
+ *
+ * @param[in]  buf     The count elements to send (NULL if count is 0).
+ * @param[in]  count   Elements.
+ * @param[in]  dtype   Element type.
+ * @param[in]  peer    The receiving rank, 0 to nranks - 1, not this rank.
+ * @param[in]  tag     0 or more; the receiver's loomRecvTagged() names it.
+ * @param[in]  comm    The communicator.
+ * @param[in]  stream  Must be NULL (host buffers).
+ * @param[out] request NULL to block; else where the handle of the posted
+ *                     operation goes, owned by the caller until
+ *                     loomRequestFree().
+ * @return As loomSend(); also ::loomInvalidArgument when tag is negative.
+ */
+LOOM_API loomResult_t loomSendTagged(const void* buf, size_t count, loomDataType_t dtype, int peer, int tag,
+                                     loomComm_t comm, void* stream, loomRequest_t* request);
+/**
+ * @brief Receives count elements with a tag from rank peer, as MPI_Irecv.
+ *
+ * loomRecv() is this with tag 0. Matches peer's next unmatched Send of the
+ * same tag (loomSendTagged(), or loomSend() for tag 0); its count and
+ * datatype must equal that Send's, otherwise the Recv fails with
+ * ::loomInvalidUsage naming the message, its tag and both counts.
+ *
+ * @param[out] buf     Where the count elements go (NULL if count is 0).
+ * @param[in]  count   Elements.
+ * @param[in]  dtype   Element type.
+ * @param[in]  peer    The sending rank, 0 to nranks - 1, not this rank.
+ * @param[in]  tag     0 or more: the tag the Send gave its message.
+ * @param[in]  comm    The communicator.
+ * @param[in]  stream  Must be NULL (host buffers).
+ * @param[out] request NULL to block; else where the handle of the posted
+ *                     operation goes, owned by the caller until
+ *                     loomRequestFree().
+ * @return As loomRecv(); also ::loomInvalidArgument when tag is negative.
+ */
+LOOM_API loomResult_t loomRecvTagged(void* buf, size_t count, loomDataType_t dtype, int peer, int tag, loomComm_t comm,
+                                     void* stream, loomRequest_t* request);
+/**
  * @brief Completes once every rank of comm has called it.
  *
  * A collective like the others: it takes its place among comm's collectives
@@ -1163,8 +1209,10 @@ LOOM_API loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
  *
  * Point-to-point semantics, as MPI's Isend/Irecv: posted Sends and Recvs
  * progress whatever order they were posted in (every rank may post its Recv
- * before its Send), and the Sends and Recvs between one pair of ranks match
- * in posting order. A Recv's count and datatype must equal the matching
+ * before its Send), and the Sends and Recvs of one tag between one pair of
+ * ranks match in posting order (loomSend() and loomRecv() use tag 0; a Recv
+ * of one tag never waits behind a message of another: loomSendTagged()).
+ * A Recv's count and datatype must equal the matching
  * Send's: otherwise the Recv fails with ::loomInvalidUsage naming both. Sends
  * and Recvs in flight never hold up the communicator's collectives, nor the
  * other way round; collectives run in the order they were called.

@@ -22,6 +22,7 @@ struct CollectiveArgs {
   loomDataType_t dtype = loomUint8;
   loomRedOp_t op = loomSum;
   int root = 0;                           // Broadcast, Reduce; the peer for Send and Recv
+  int tag = 0;                            // Send and Recv: messages match by peer and tag
   MemoryKind memory = MemoryKind::kHost;  // where sendbuf and recvbuf live: it chooses the executor
 };
 

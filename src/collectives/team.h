@@ -14,6 +14,7 @@
 
 namespace loom {
 
+class PointToPointInboxes;
 class RegisteredRegions;
 
 // Algorithm choices that LOOM_ALGO and the size thresholds control.
@@ -55,6 +56,7 @@ struct Team {
   // (sub-teams keep 1), as ranksPerHost.
   int hosts = 1;
   Tuning tuning;
+  PointToPointInboxes* inboxes = nullptr;  // Recv's tag matching (p2p_inbox.h); the communicator's
   RegisteredRegions* windows = nullptr;  // registered buffers (registered.h); changed only by (de)registration
   // Scratch for a schedule that keeps partial results across its waits;
   // collectives run one at a time per communicator, so one buffer serves.

@@ -218,18 +218,25 @@ loomResult_t launchReduction(Communicator& comm, const char* api, OperationKind 
 // entry point the caller used (`lane`), never from the buffers' values: an
 // empty message may come from, or go to, NULL. The other buffer is NULL.
 loomResult_t pointToPoint(const char* api, Lane::Kind lane, const void* sendbuf, void* recvbuf, size_t count,
-                          loomDataType_t dtype, int peer, loomComm_t handle, void* stream, loomRequest_t* request) {
+                          loomDataType_t dtype, int peer, int tag, loomComm_t handle, void* stream,
+                          loomRequest_t* request) {
   const bool sending = lane == Lane::Kind::kSend;
   return onComm(api, handle, [&](Communicator& c) {
     checkCommon(api, dtype, stream);
     checkRank(api, "peer", peer, c.nranks());
     if (peer == c.rank()) fail(loomInvalidArgument, std::string(api) + ": peer is this rank itself");
+    if (tag < 0)
+      fail(loomInvalidArgument, std::string(api) + ": tag is " + std::to_string(tag) + "; tags are 0 or more");
     checkBuffer(api, "buf", sending ? sendbuf : recvbuf, checkedBytes(api, count, dtype, 1));
     auto fill = [&](Operation& op) {
       op.step = sending ? pointToPointSend : pointToPointRecv;
       op.args = CollectiveArgs{sendbuf, recvbuf, count, dtype, loomSum, peer};
+      op.args.tag = tag;
     };
-    return launch(c, sending ? "Send" : "Recv", nullptr, Lane{lane, peer}, fill, request);
+    // A pair's Sends go out in posting order whatever their tags (the
+    // receiver sorts them by tag); its Recvs queue by tag.
+    const Lane queue = sending ? Lane::sendTo(peer) : Lane::recvFrom(peer, tag);
+    return launch(c, sending ? "Send" : "Recv", nullptr, queue, fill, request);
   });
 }
 
@@ -571,14 +578,26 @@ loomResult_t loomScatter(const void* sendbuf, void* recvbuf, size_t recvcount, l
 
 loomResult_t loomSend(const void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request) {
-  return loom::pointToPoint("loomSend", loom::Lane::Kind::kSend, buf, nullptr, count, dtype, peer, comm, stream,
+  return loom::pointToPoint("loomSend", loom::Lane::Kind::kSend, buf, nullptr, count, dtype, peer, 0, comm, stream,
                             request);
+}
+
+loomResult_t loomSendTagged(const void* buf, size_t count, loomDataType_t dtype, int peer, int tag, loomComm_t comm,
+                            void* stream, loomRequest_t* request) {
+  return loom::pointToPoint("loomSendTagged", loom::Lane::Kind::kSend, buf, nullptr, count, dtype, peer, tag, comm,
+                            stream, request);
 }
 
 loomResult_t loomRecv(void* buf, size_t count, loomDataType_t dtype, int peer, loomComm_t comm, void* stream,
                       loomRequest_t* request) {
-  return loom::pointToPoint("loomRecv", loom::Lane::Kind::kRecv, nullptr, buf, count, dtype, peer, comm, stream,
+  return loom::pointToPoint("loomRecv", loom::Lane::Kind::kRecv, nullptr, buf, count, dtype, peer, 0, comm, stream,
                             request);
+}
+
+loomResult_t loomRecvTagged(void* buf, size_t count, loomDataType_t dtype, int peer, int tag, loomComm_t comm,
+                            void* stream, loomRequest_t* request) {
+  return loom::pointToPoint("loomRecvTagged", loom::Lane::Kind::kRecv, nullptr, buf, count, dtype, peer, tag, comm,
+                            stream, request);
 }
 
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {

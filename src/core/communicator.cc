@@ -93,9 +93,11 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.places.resize(nranks);
   sentTo_.resize(nranks);
   receivedFrom_.resize(nranks);
+  inboxes_.resize(nranks);
   team_.ring = team_.members;
   team_.ringPosition = rank;
   team_.windows = &windows_;
+  team_.inboxes = &inboxes_;
   team_.tuning.force = config.algorithm == "ring"           ? Tuning::Force::kRing
                        : config.algorithm == "allpairs"     ? Tuning::Force::kAllPairs
                        : config.algorithm == "direct"       ? Tuning::Force::kDirect
@@ -262,9 +264,10 @@ void Communicator::number(Operation& op, const char* name, const CollectiveCall*
     op.call = *call;
     op.call.number = ++collectives_;
   } else if (lane.kind == Lane::Kind::kSend) {
-    op.messageNumber = ++sentTo_[lane.peer];
+    op.messageNumber = op.args.tag == 0 ? ++sentTo_[lane.peer] : ++taggedSentTo_[{lane.peer, op.args.tag}];
   } else if (lane.kind == Lane::Kind::kRecv) {
-    op.messageNumber = ++receivedFrom_[lane.peer];
+    op.messageNumber =
+        op.args.tag == 0 ? ++receivedFrom_[lane.peer] : ++taggedReceivedFrom_[{lane.peer, op.args.tag}];
   }
   if (op.isCollective())
     op.record = recorder_.posted(op.sequence, name, op.call.count, op.call.dtype, op.call.op, op.call.root, -1);
@@ -296,7 +299,8 @@ Outcome Communicator::beginOperation(Operation& op) {
   FlightRecorder::started(op.record, op.sequence);
   if (op.record != nullptr) wait.algorithm = &op.record->algorithm;
   wait.label = op.isCollective() ? MessageLabel::of(op.call)
-                                 : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype);
+                                 : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype,
+                                                              op.args.tag);
   wait.commName = &config_.name;
 
   Outcome outcome;

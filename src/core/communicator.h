@@ -6,12 +6,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "bootstrap/rendezvous.h"
 #include "collectives/collectives.h"
+#include "collectives/p2p_inbox.h"
 #include "core/config.h"
 #include "core/engine.h"
 #include "core/exclusive_calls.h"
@@ -113,7 +115,12 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   FlightRecorder recorder_;
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
-  std::vector<uint64_t> sentTo_, receivedFrom_;  // point-to-point messages posted, per peer
+  // Point-to-point messages posted, per peer and tag: tag 0's by peer, the
+  // others by (peer, tag). A message's number counts its pair's messages of
+  // its tag.
+  std::vector<uint64_t> sentTo_, receivedFrom_;
+  std::map<std::pair<int, int>, uint64_t> taggedSentTo_, taggedReceivedFrom_;
+  PointToPointInboxes inboxes_;
 
   UserOps userOps_;
 

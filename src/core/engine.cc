@@ -365,8 +365,13 @@ void Engine::absorbPosted() {
   absorbing_.clear();
 }
 
+std::deque<OperationPtr>& Engine::laneOf(const Lane& lane) {
+  if (lane.tagged()) return taggedLanes_[{lane.peer, lane.tag}];
+  return lanes_[lane.index(settings_.nranks)];
+}
+
 void Engine::enqueue(OperationPtr op) {
-  auto& lane = lanes_[op->lane.index(settings_.nranks)];
+  auto& lane = laneOf(op->lane);
   lane.push_back(std::move(op));
   if (lane.size() == 1) active_.push_back(lane.front().get());
 }
@@ -513,7 +518,8 @@ int64_t Engine::checkWaits(bool askPeers) {
 
 void Engine::retireFinished() {
   for (Operation* op : finished_) {
-    auto& lane = lanes_[op->lane.index(settings_.nranks)];
+    const Lane which = op->lane;
+    auto& lane = laneOf(which);
     auto at = std::find(active_.begin(), active_.end(), op);
     op->task.reset();  // its coroutine frames; a caller's handle may keep the rest
     // The last touch of op: a blocking caller may now leave and its stack
@@ -521,10 +527,12 @@ void Engine::retireFinished() {
     // operation may go with the lane's reference just below.
     op->request.markRetired();
     lane.pop_front();
-    if (lane.empty())
+    if (lane.empty()) {
       active_.erase(at);
-    else
+      if (which.tagged()) taggedLanes_.erase({which.peer, which.tag});
+    } else {
       *at = lane.front().get();
+    }
     pending_.fetch_sub(1);
   }
   finished_.clear();

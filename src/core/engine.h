@@ -17,6 +17,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <utility>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -165,7 +167,10 @@ class Engine {
   std::atomic<uint64_t> postsEver_{0};  // operations posted since the start (the background thread's hint)
 
   // Touched only by the driver (the thread that set driving_).
-  std::vector<std::deque<OperationPtr>> lanes_;  // by Lane::index
+  std::deque<OperationPtr>& laneOf(const Lane& lane);
+  std::vector<std::deque<OperationPtr>> lanes_;  // tag 0's, by Lane::index
+  // Recv lanes of other tags, by (peer, tag); a lane that empties goes.
+  std::map<std::pair<int, int>, std::deque<OperationPtr>> taggedLanes_;
   std::vector<Operation*> active_;               // the head of every non-empty lane
   std::vector<Operation*> finished_;             // ended this round, still at their lane's head
   std::vector<Waitable*> watched_;               // watched while the driver sleeps

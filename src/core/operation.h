@@ -29,11 +29,14 @@ struct Lane {
   enum class Kind { kCollective, kSend, kRecv };
   Kind kind = Kind::kCollective;
   int peer = -1;  // for kSend and kRecv
+  int tag = 0;    // for kRecv: Recvs of different tags from one peer run side by side
 
   static Lane collective() { return {}; }
   static Lane sendTo(int peer) { return {Kind::kSend, peer}; }
-  static Lane recvFrom(int peer) { return {Kind::kRecv, peer}; }
-  // 0 for collectives, then one per peer and direction.
+  static Lane recvFrom(int peer, int tag = 0) { return {Kind::kRecv, peer, tag}; }
+  // Tag 0's lanes, by index: 0 for collectives, then one per peer and
+  // direction; the engine keeps other tags' lanes apart (tagged()).
+  bool tagged() const { return tag != 0; }
   size_t index(int nranks) const {
     return kind == Kind::kCollective ? 0 : kind == Kind::kSend ? 1 + peer : 1 + nranks + peer;
   }

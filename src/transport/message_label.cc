@@ -18,8 +18,9 @@ MessageLabel MessageLabel::of(const CollectiveCall& call) {
   return label;
 }
 
-MessageLabel MessageLabel::pointToPoint(uint64_t number, uint64_t count, int dtype) {
+MessageLabel MessageLabel::pointToPoint(uint64_t number, uint64_t count, int dtype, int tag) {
   MessageLabel label;
+  label.root = tag;
   label.number = number;
   label.count = count;
   label.kind = OperationKind::kSend;
@@ -38,21 +39,38 @@ CollectiveCall MessageLabel::call() const {
   return labeled;
 }
 
+std::string MessageLabel::describe() const {
+  if (kind != OperationKind::kSend) return call().describe();
+  CollectiveCall untagged = call();
+  untagged.root = -1;
+  std::string text = untagged.describe();
+  if (root != 0) text += " with tag " + std::to_string(root);
+  return text;
+}
+
 namespace {
+
+// "message #3" or "message #3 with tag 7".
+std::string messageName(const MessageLabel& label) {
+  std::string text = "message #" + std::to_string(label.number);
+  if (label.root != 0) text += " with tag " + std::to_string(label.root);
+  return text;
+}
 
 [[noreturn]] void failPointToPoint(const MessageLabel& received, int sender, const WaitContext& wait) {
   const MessageLabel& expected = wait.label;
   const std::string from = "rank " + std::to_string(sender);
-  if (received.number != expected.number || received.kind != expected.kind)
+  if (received.number != expected.number || received.kind != expected.kind || received.root != expected.root)
     fail(loomInternalError, wait.describe() + ": the point-to-point stream from " + from +
                                 " is out of step: its next message is labeled " + received.describe() +
-                                ", this rank expects message #" + std::to_string(expected.number) + " from it");
+                                ", this rank expects " + messageName(expected) + " from it");
   fail(loomInvalidUsage,
-       wait.describe() + ": message #" + std::to_string(expected.number) + " from " + from + " is a Send of " +
+       wait.describe() + ": " + messageName(expected) + " from " + from + " is a Send of " +
            std::to_string(received.count) + " " + loomTypeName(static_cast<loomDataType_t>(received.dtype)) +
            ", but this Recv expects " + std::to_string(expected.count) + " " +
            loomTypeName(static_cast<loomDataType_t>(expected.dtype)) +
-           " (a Send and the Recv it matches, in posting order between the pair, must agree on count and datatype)");
+           " (a Send and the Recv it matches, in posting order between the pair among messages of one tag, must "
+           "agree on count and datatype)");
 }
 
 }  // namespace

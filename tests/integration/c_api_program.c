@@ -226,6 +226,23 @@ int main(void) {
       CHECK_OK(loomGroupEnd(), comm);
       for (i = 0; i < count; ++i)
         expectValue("grouped SendRecv", dtype, loomSum, i, input(dtype, loomSum, prev, i), get(dtype, recv, i));
+      /* Tagged: tag 9 sent before tag 4, received after it, blocking. */
+      {
+        loomRequest_t sent[2];
+        memset(recv, 0, size * count);
+        CHECK_OK(loomSendTagged(send, count, dtype, next, 9, comm, NULL, &sent[0]), comm);
+        CHECK_OK(loomSendTagged(send, count > 0 ? 1 : 0, dtype, next, 4, comm, NULL, &sent[1]), comm);
+        CHECK_OK(loomRecvTagged(recv, count > 0 ? 1 : 0, dtype, prev, 4, comm, NULL, NULL), comm);
+        if (count > 0)
+          expectValue("tag 4 Recv", dtype, loomSum, 0, input(dtype, loomSum, prev, 0), get(dtype, recv, 0));
+        CHECK_OK(loomRecvTagged(recv, count, dtype, prev, 9, comm, NULL, NULL), comm);
+        for (i = 0; i < count; ++i)
+          expectValue("tag 9 Recv", dtype, loomSum, i, input(dtype, loomSum, prev, i), get(dtype, recv, i));
+        CHECK_OK(loomWait(sent[0], -1), comm);
+        CHECK_OK(loomWait(sent[1], -1), comm);
+        loomRequestFree(sent[0]);
+        loomRequestFree(sent[1]);
+      }
     }
     free(send);
     free(recv);

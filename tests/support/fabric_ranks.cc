@@ -21,7 +21,7 @@ int memKind() {
 }  // namespace
 
 FabricRank::FabricRank(std::shared_ptr<mem::Fabric> fabric, int rank, const FabricOptions& options)
-    : fabric_(std::move(fabric)), options_(options), sentTo_(options.nranks), receivedFrom_(options.nranks) {
+    : fabric_(std::move(fabric)), options_(options) {
   const int nranks = options.nranks;
   connections_ = std::make_unique<Connections>(rank, nranks, memKind(), fabric_->shape(),
                                                std::make_unique<mem::MemTransport>(fabric_, rank));
@@ -30,6 +30,8 @@ FabricRank::FabricRank(std::shared_ptr<mem::Fabric> fabric, int rank, const Fabr
   team_.members.resize(nranks);
   std::iota(team_.members.begin(), team_.members.end(), 0);
   team_.places.resize(nranks);
+  inboxes_.resize(nranks);
+  team_.inboxes = &inboxes_;
   std::vector<int> onHost;  // ranks seen so far, per host
   for (int r = 0; r < nranks; ++r) {
     const int host = options.hostOf.empty() ? 0 : options.hostOf[r];
@@ -91,25 +93,27 @@ OperationPtr FabricRank::collective(const char* name, OperationKind kind, Operat
   return op;
 }
 
-OperationPtr FabricRank::send(int peer, const void* buffer, size_t count, loomDataType_t dtype) {
+OperationPtr FabricRank::send(int peer, const void* buffer, size_t count, loomDataType_t dtype, int tag) {
   OperationPtr op = make("Send", Lane::sendTo(peer));
   op->step = pointToPointSend;
   op->args.sendbuf = buffer;
   op->args.count = count;
   op->args.dtype = dtype;
   op->args.root = peer;
-  op->messageNumber = ++sentTo_[peer];
+  op->args.tag = tag;
+  op->messageNumber = ++sentTo_[{peer, tag}];
   return op;
 }
 
-OperationPtr FabricRank::recv(int peer, void* buffer, size_t count, loomDataType_t dtype) {
-  OperationPtr op = make("Recv", Lane::recvFrom(peer));
+OperationPtr FabricRank::recv(int peer, void* buffer, size_t count, loomDataType_t dtype, int tag) {
+  OperationPtr op = make("Recv", Lane::recvFrom(peer, tag));
   op->step = pointToPointRecv;
   op->args.recvbuf = buffer;
   op->args.count = count;
   op->args.dtype = dtype;
   op->args.root = peer;
-  op->messageNumber = ++receivedFrom_[peer];
+  op->args.tag = tag;
+  op->messageNumber = ++receivedFrom_[{peer, tag}];
   return op;
 }
 
@@ -131,8 +135,9 @@ Outcome FabricRank::beginOperation(Operation& op) {
   wait.operation = op.name;
   wait.sequence = op.sequence;
   wait.call = op.isCollective() ? &op.call : nullptr;
-  wait.label = op.isCollective() ? MessageLabel::of(op.call)
-                                 : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype);
+  wait.label = op.isCollective()
+                   ? MessageLabel::of(op.call)
+                   : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype, op.args.tag);
   wait.commName = &name_;
   Outcome outcome;
   const std::string broken = brokenBecause();

@@ -7,11 +7,13 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "collectives/p2p_inbox.h"
 #include "core/engine.h"
 #include "core/operation.h"
 #include "transport/connections.h"
@@ -50,8 +52,8 @@ class FabricRank final : public EngineHost {
 
   // Operations as the communicator makes them; the caller posts or runs them.
   OperationPtr collective(const char* name, OperationKind kind, Operation::Step step, const CollectiveArgs& args);
-  OperationPtr send(int peer, const void* buffer, size_t count, loomDataType_t dtype);
-  OperationPtr recv(int peer, void* buffer, size_t count, loomDataType_t dtype);
+  OperationPtr send(int peer, const void* buffer, size_t count, loomDataType_t dtype, int tag = 0);
+  OperationPtr recv(int peer, void* buffer, size_t count, loomDataType_t dtype, int tag = 0);
   // A schedule of the test's own, on `lane`.
   OperationPtr custom(const char* name, Lane lane, Operation::Body body);
 
@@ -75,7 +77,8 @@ class FabricRank final : public EngineHost {
   std::shared_ptr<Engine> engine_;
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
-  std::vector<uint64_t> sentTo_, receivedFrom_;
+  std::map<std::pair<int, int>, uint64_t> sentTo_, receivedFrom_;  // by (peer, tag)
+  PointToPointInboxes inboxes_;
   std::string name_ = "fabric";
   mutable std::mutex brokenMutex_;
   std::string broken_;

@@ -474,15 +474,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::send(std::vector<at::Tensor>& t
   const char* name = "send";
   checkAll(tensors, name, true);
   TORCH_CHECK(tensors.size() == 1, "loom backend: ", name, " takes one tensor");
-  TORCH_CHECK(tag == 0, "loom backend: send with tag ", tag,
-              ": Loom matches the messages between two ranks in posting order and takes no tags yet");
+  TORCH_CHECK(tag >= 0, "loom backend: send with tag ", tag, ": tags are 0 or more");
   Buffers buffers;
   const at::Tensor in = tensors[0].contiguous();
   buffers.inputs = {in};
   buffers.value = tensors;
   const loomDataType_t dtype = dtypeOf(in, name);
   return run(name, c10d::OpType::SEND, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
-    LOOM_CALL(name, requests, loomSend(in.data_ptr(), countOf(in), dtype, dstRank, comm_, nullptr, &request_));
+    LOOM_CALL(name, requests, loomSendTagged(in.data_ptr(), countOf(in), dtype, dstRank, tag, comm_, nullptr, &request_));
   });
 }
 
@@ -490,8 +489,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recv(std::vector<at::Tensor>& t
   const char* name = "recv";
   checkAll(tensors, name, true);
   TORCH_CHECK(tensors.size() == 1, "loom backend: ", name, " takes one tensor");
-  TORCH_CHECK(tag == 0, "loom backend: recv with tag ", tag,
-              ": Loom matches the messages between two ranks in posting order and takes no tags yet");
+  TORCH_CHECK(tag >= 0, "loom backend: recv with tag ", tag, ": tags are 0 or more");
   Buffers buffers;
   buffers.outputs.push_back(Staged::output(tensors[0]));
   buffers.value = tensors;
@@ -499,7 +497,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recv(std::vector<at::Tensor>& t
   const loomDataType_t dtype = dtypeOf(tensors[0], name);
   const size_t count = countOf(tensors[0]);
   return run(name, c10d::OpType::RECV, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
-    LOOM_CALL(name, requests, loomRecv(out, count, dtype, srcRank, comm_, nullptr, &request_));
+    LOOM_CALL(name, requests, loomRecvTagged(out, count, dtype, srcRank, tag, comm_, nullptr, &request_));
   });
 }
 

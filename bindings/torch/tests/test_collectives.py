@@ -148,6 +148,17 @@ def point_to_point_body(rank, size):
     for work in dist.batch_isend_irecv(ops):
         work.wait()
     assert torch.equal(got, torch.full((4,), float(prv)))
+    if size > 1:
+        # Tags: the sender sends tags 3, 1, 2 (the first of 1 MiB); the
+        # receiver waits for them in the order 2, 3, 1, each blocking.
+        sends = [dist.isend(value(rank * 10 + tag, 1 << 18 if tag == 3 else tag + 5, torch.float32), dst=nxt, tag=tag)
+                 for tag in (3, 1, 2)]
+        for tag in (2, 3, 1):
+            got = torch.zeros(1 << 18 if tag == 3 else tag + 5)
+            dist.recv(got, src=prv, tag=tag)
+            assert_same(got, value(prv * 10 + tag, got.numel(), torch.float32), f"recv with tag {tag}")
+        for work in sends:
+            work.wait()
     dist.barrier()
 
 
@@ -228,8 +239,8 @@ def refusals_body(rank, size):
         dist.all_reduce(torch.zeros(3, dtype=torch.int32), op=dist.ReduceOp.BAND)
     with pytest.raises(RuntimeError, match="cannot average bool tensors"):
         dist.all_reduce(torch.zeros(3, dtype=torch.bool), op=dist.ReduceOp.AVG)
-    with pytest.raises(RuntimeError, match="takes no tags yet"):
-        dist.send(torch.zeros(1), dst=(rank + 1) % size, tag=3)
+    with pytest.raises(RuntimeError, match="tags are 0 or more"):
+        dist.send(torch.zeros(1), dst=(rank + 1) % size, tag=-2)
     dist.barrier()
 
 
