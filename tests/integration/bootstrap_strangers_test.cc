@@ -1,4 +1,4 @@
-// The rendezvous against strangers (issue #11, part 3): connections that
+// The rendezvous against strangers: connections that
 // never speak, or speak garbage, must not keep the real ranks from meeting
 // within their timeout, a rank with the wrong secret is told why, and the
 // rendezvous keeps nothing open afterwards.

@@ -36,8 +36,8 @@ std::string g4dnWithInfo(const std::string& name, const std::string& was, const 
   return text.replace(at, from.size(), "<info name=\"" + name + "\" value=\"" + value + "\"/>");
 }
 
-// The report behind issue #11: std::stoi threw std::out_of_range out of the
-// hwloc import, and loom-topo ended in std::terminate.
+// A CPU family number beyond int: std::stoi would throw std::out_of_range out of the
+// hwloc import, and loom-topo would end in std::terminate.
 TEST(TopologyInput, HwlocCpuFamilyNumberBeyondIntIsRefusedWithItsLine) {
   std::string e = errorOf("family.xml", g4dnWithInfo("CPUFamilyNumber", "6", "4294967296"));
   EXPECT_NE(e.find("family.xml:30: <info name=\"CPUFamilyNumber\"> of <object type=\"Package\"> has "
