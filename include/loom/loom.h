@@ -1168,6 +1168,38 @@ LOOM_API loomResult_t loomSendTagged(const void* buf, size_t count, loomDataType
 LOOM_API loomResult_t loomRecvTagged(void* buf, size_t count, loomDataType_t dtype, int peer, int tag, loomComm_t comm,
                                      void* stream, loomRequest_t* request);
 /**
+ * @brief Receives the first message of a tag from any rank, as MPI_Irecv
+ * with MPI_ANY_SOURCE.
+ *
+ * Takes the next message of `tag` that any other rank sends this rank
+ * (loomSendTagged(), or loomSend() for tag 0), and says which rank sent
+ * it. As in MPI, a message goes to the earliest posted Recv that matches
+ * it: a Recv from any source posted before a Recv that names the sender
+ * takes the sender's message first, and the other way round. Its count
+ * and datatype must equal that Send's, otherwise it fails with
+ * ::loomInvalidUsage naming the message, its sender and both counts.
+ *
+ * @param[out] buf     Where the count elements go (NULL if count is 0).
+ * @param[in]  count   Elements.
+ * @param[in]  dtype   Element type.
+ * @param[in]  tag     0 or more: the tag the Send gave its message.
+ * @param[out] source  NULL, or where the sender's rank goes, written before
+ *                     the Recv completes (before a blocking call returns,
+ *                     or loomWait() reports it done); it must stay valid
+ *                     until then.
+ * @param[in]  comm    The communicator, of two ranks or more.
+ * @param[in]  stream  Must be NULL (host buffers).
+ * @param[out] request NULL to block; else where the handle of the posted
+ *                     operation goes, owned by the caller until
+ *                     loomRequestFree().
+ * @return As loomRecv(); ::loomInvalidArgument when tag is negative,
+ *         ::loomInvalidUsage on a communicator of one rank. A wait that
+ *         outlasts the communicator's timeout fails with ::loomTimeout
+ *         saying that no rank sent a matching message.
+ */
+LOOM_API loomResult_t loomRecvAnySource(void* buf, size_t count, loomDataType_t dtype, int tag, int* source,
+                                        loomComm_t comm, void* stream, loomRequest_t* request);
+/**
  * @brief Completes once every rank of comm has called it.
  *
  * A collective like the others: it takes its place among comm's collectives
@@ -1211,7 +1243,8 @@ LOOM_API loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request);
  * progress whatever order they were posted in (every rank may post its Recv
  * before its Send), and the Sends and Recvs of one tag between one pair of
  * ranks match in posting order (loomSend() and loomRecv() use tag 0; a Recv
- * of one tag never waits behind a message of another: loomSendTagged()).
+ * of one tag never waits behind a message of another: loomSendTagged();
+ * loomRecvAnySource() takes part in the same posting order).
  * A Recv's count and datatype must equal the matching
  * Send's: otherwise the Recv fails with ::loomInvalidUsage naming both. Sends
  * and Recvs in flight never hold up the communicator's collectives, nor the

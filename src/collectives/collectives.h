@@ -23,6 +23,7 @@ struct CollectiveArgs {
   loomRedOp_t op = loomSum;
   int root = 0;                           // Broadcast, Reduce; the peer for Send and Recv
   int tag = 0;                            // Send and Recv: messages match by peer and tag
+  int* source = nullptr;                  // Recv from any source (root -1): where its sender's rank goes
   MemoryKind memory = MemoryKind::kHost;  // where sendbuf and recvbuf live: it chooses the executor
 };
 

@@ -1,7 +1,5 @@
 #include "collectives/p2p_inbox.h"
 
-#include <string>
-
 namespace loom {
 
 void PointToPointInbox::stopWaiting(int tag) {
@@ -27,14 +25,33 @@ PointToPointInbox::Stashed& PointToPointInbox::stash(const MessageLabel& label) 
   return queue.back();
 }
 
-std::string PointToPointInbox::describeStash() const {
-  std::string text;
-  for (const auto& [tag, queue] : stash_) {
-    if (!text.empty()) text += ", ";
-    text += std::to_string(queue.size()) + (queue.size() == 1 ? " message" : " messages") + " with tag " +
-            std::to_string(tag);
+uint64_t PointToPointInbox::delivered(int tag) const {
+  auto at = delivered_.find(tag);
+  return at == delivered_.end() ? 0 : at->second;
+}
+
+void PostedRecvs::posted(uint64_t sequence, int peer, int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_[{peer, tag}].insert(sequence);
+  if (peer == kAnySource) anySource_.fetch_add(1, std::memory_order_release);
+}
+
+void PostedRecvs::ended(uint64_t sequence, int peer, int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto at = pending_.find({peer, tag});
+  if (at == pending_.end() || at->second.erase(sequence) == 0) return;
+  if (at->second.empty()) pending_.erase(at);
+  if (peer == kAnySource) anySource_.fetch_sub(1, std::memory_order_release);
+}
+
+bool PostedRecvs::firstFor(uint64_t sequence, int peer, int tag) const {
+  if (peer != kAnySource && anySource_.load(std::memory_order_acquire) == 0) return true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const int from : {peer, kAnySource}) {
+    auto at = pending_.find({from, tag});
+    if (at != pending_.end() && *at->second.begin() < sequence) return false;
   }
-  return text;
+  return true;
 }
 
 }  // namespace loom

@@ -11,14 +11,19 @@
 // time, so an inbox needs no lock.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "transport/connection.h"
 #include "transport/message_label.h"
 
 namespace loom {
@@ -48,24 +53,70 @@ class PointToPointInbox {
   Stashed* oldest(int tag);
   void dropOldest(int tag);
   Stashed& stash(const MessageLabel& label);
-  // What the stash holds, for a wait that timed out: "2 messages with tag
-  // 7" or "" when empty.
-  std::string describeStash() const;
+  // Messages of `tag` handed to Recvs so far: the next one's label must
+  // carry this plus one (a message number counts its pair's messages of
+  // its tag, in sending order).
+  uint64_t delivered(int tag) const;
+  void deliver(int tag) { ++delivered_[tag]; }
+
+  // What a Recv of `tag` from this inbox's sender parks on, kept here because the engine may still
+  // touch a waitable after the operation parked on it has failed (made by
+  // `make` the first time).
+  template <typename Make>
+  Waitable& arrivals(int tag, Make&& make) {
+    std::unique_ptr<Waitable>& kept = arrivals_[tag];
+    if (!kept) kept = make();
+    return *kept;
+  }
 
  private:
+  std::map<int, std::unique_ptr<Waitable>> arrivals_;
   std::map<int, int> waiting_;
   std::map<int, std::deque<Stashed>> stash_;
+  std::map<int, uint64_t> delivered_;
   bool busy_ = false;
 };
 
-// One inbox per communicator rank, owned by the communicator.
+// The Recvs posted and not yet ended, by sequence, so that a message goes
+// to the earliest posted Recv that matches it, as in MPI: a Recv from any
+// source and a Recv that names the sender compete for the sender's
+// messages of their tag. A Recv registers when posted (on the caller's
+// thread) and leaves when it ends (on the engine's), hence the lock.
+class PostedRecvs {
+ public:
+  static constexpr int kAnySource = -1;
+  void posted(uint64_t sequence, int peer, int tag);
+  void ended(uint64_t sequence, int peer, int tag);
+  // Whether no Recv posted before `sequence` could take `peer`'s next
+  // message of `tag`.
+  bool firstFor(uint64_t sequence, int peer, int tag) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<int, int>, std::set<uint64_t>> pending_;  // by (peer or kAnySource, tag)
+  // Recvs from any source pending: while there are none, a Recv's lane
+  // (posting order per peer and tag) is all the order there is.
+  std::atomic<int> anySource_{0};
+};
+
 class PointToPointInboxes {
  public:
   void resize(int nranks) { inboxes_.resize(static_cast<size_t>(nranks)); }
   PointToPointInbox& from(int rank) { return inboxes_[static_cast<size_t>(rank)]; }
+  PostedRecvs& posted() { return posted_; }
+  // What Recvs from any source park on, per tag (as
+  // PointToPointInbox::arrivals).
+  template <typename Make>
+  Waitable& anySourceArrivals(int tag, Make&& make) {
+    std::unique_ptr<Waitable>& kept = anySource_[tag];
+    if (!kept) kept = make();
+    return *kept;
+  }
 
  private:
   std::vector<PointToPointInbox> inboxes_;
+  PostedRecvs posted_;
+  std::map<int, std::unique_ptr<Waitable>> anySource_;
 };
 
 }  // namespace loom

@@ -600,6 +600,26 @@ loomResult_t loomRecvTagged(void* buf, size_t count, loomDataType_t dtype, int p
                             stream, request);
 }
 
+loomResult_t loomRecvAnySource(void* buf, size_t count, loomDataType_t dtype, int tag, int* source, loomComm_t comm,
+                               void* stream, loomRequest_t* request) {
+  const char* api = "loomRecvAnySource";
+  return loom::onComm(api, comm, [&](loom::Communicator& c) {
+    loom::checkCommon(api, dtype, stream);
+    if (tag < 0)
+      loom::fail(loomInvalidArgument, std::string(api) + ": tag is " + std::to_string(tag) + "; tags are 0 or more");
+    if (c.nranks() == 1)
+      loom::fail(loomInvalidUsage, std::string(api) + ": a communicator of one rank has nobody to receive from");
+    loom::checkBuffer(api, "buf", buf, loom::checkedBytes(api, count, dtype, 1));
+    auto fill = [&](loom::Operation& op) {
+      op.step = loom::pointToPointRecv;
+      op.args = loom::CollectiveArgs{nullptr, buf, count, dtype, loomSum, loom::Lane::kAnySource};
+      op.args.tag = tag;
+      op.args.source = source;
+    };
+    return loom::launch(c, "Recv", nullptr, loom::Lane::recvFrom(loom::Lane::kAnySource, tag), fill, request);
+  });
+}
+
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {
   return loom::onComm("loomBarrier", comm, [&](Communicator& c) {
     return loom::launchCollective(

@@ -92,7 +92,6 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   std::iota(team_.members.begin(), team_.members.end(), 0);
   team_.places.resize(nranks);
   sentTo_.resize(nranks);
-  receivedFrom_.resize(nranks);
   inboxes_.resize(nranks);
   team_.ring = team_.members;
   team_.ringPosition = rank;
@@ -266,8 +265,7 @@ void Communicator::number(Operation& op, const char* name, const CollectiveCall*
   } else if (lane.kind == Lane::Kind::kSend) {
     op.messageNumber = op.args.tag == 0 ? ++sentTo_[lane.peer] : ++taggedSentTo_[{lane.peer, op.args.tag}];
   } else if (lane.kind == Lane::Kind::kRecv) {
-    op.messageNumber =
-        op.args.tag == 0 ? ++receivedFrom_[lane.peer] : ++taggedReceivedFrom_[{lane.peer, op.args.tag}];
+    inboxes_.posted().posted(op.sequence, lane.peer, lane.tag);
   }
   if (op.isCollective())
     op.record = recorder_.posted(op.sequence, name, op.call.count, op.call.dtype, op.call.op, op.call.root, -1);
@@ -399,6 +397,7 @@ std::string Communicator::stallReport(int peer, int64_t nowMs) const {
 
 void Communicator::operationEnded(Operation& op, loomResult_t result) {
   FlightRecorder::ended(op.record, op.sequence, result);
+  if (op.lane.kind == Lane::Kind::kRecv) inboxes_.posted().ended(op.sequence, op.lane.peer, op.lane.tag);
 }
 
 void Communicator::dumpFlightRecorder(const std::string& why, bool whateverTheLevel) const {

@@ -115,11 +115,11 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   FlightRecorder recorder_;
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
-  // Point-to-point messages posted, per peer and tag: tag 0's by peer, the
-  // others by (peer, tag). A message's number counts its pair's messages of
-  // its tag.
-  std::vector<uint64_t> sentTo_, receivedFrom_;
-  std::map<std::pair<int, int>, uint64_t> taggedSentTo_, taggedReceivedFrom_;
+  // Messages sent, per peer and tag: tag 0's by peer, the others by (peer,
+  // tag). A message's number counts its pair's messages of its tag; a Recv
+  // learns the number when it matches (p2p_inbox.h).
+  std::vector<uint64_t> sentTo_;
+  std::map<std::pair<int, int>, uint64_t> taggedSentTo_;
   PointToPointInboxes inboxes_;
 
   UserOps userOps_;

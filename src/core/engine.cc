@@ -490,7 +490,8 @@ int64_t Engine::checkWaits(bool askPeers) {
     if (on == nullptr || std::find(finished_.begin(), finished_.end(), op) != finished_.end()) continue;
     try {
       const WaitContext& wait = op->wait;
-      const std::string peer = "rank " + std::to_string(on->peer());
+      // -1: a Recv from any source.
+      const std::string peer = on->peer() >= 0 ? "rank " + std::to_string(on->peer()) : std::string("any rank");
       if (settings_.aborted != nullptr && settings_.aborted->load())
         fail(loomAborted,
              wait.describe() + " was aborted (loomCommAbort) while waiting for " + peer + " " + on->peerMustDo());
@@ -504,7 +505,8 @@ int64_t Engine::checkWaits(bool askPeers) {
       if (waited >= wait.timeoutMs)
         fail(loomTimeout, wait.describe() + " timed out after " + std::to_string(wait.timeoutMs) + " ms waiting for " +
                               peer + " " + on->peerMustDo() +
-                              " (is that rank stalled, or did it call a different collective?)" +
+                              (on->peer() >= 0 ? " (is that rank stalled, or did it call a different collective?)"
+                                               : " (no rank sent a message this Recv matches)") +
                               host_.stallReport(on->peer(), now));
       next = std::min(next, wait.timeoutMs - waited + 1);
     } catch (...) {

@@ -12,6 +12,7 @@
 
 #include "base/task.h"
 #include "collectives/collectives.h"
+#include "collectives/p2p_inbox.h"
 #include "core/flight_recorder.h"
 #include "core/request.h"
 #include "transport/collective_call.h"
@@ -30,13 +31,16 @@ struct Lane {
   Kind kind = Kind::kCollective;
   int peer = -1;  // for kSend and kRecv
   int tag = 0;    // for kRecv: Recvs of different tags from one peer run side by side
+  // kRecv with peer kAnySource: Recvs from any source, one lane per tag.
+  static constexpr int kAnySource = PostedRecvs::kAnySource;
 
   static Lane collective() { return {}; }
   static Lane sendTo(int peer) { return {Kind::kSend, peer}; }
   static Lane recvFrom(int peer, int tag = 0) { return {Kind::kRecv, peer, tag}; }
   // Tag 0's lanes, by index: 0 for collectives, then one per peer and
-  // direction; the engine keeps other tags' lanes apart (tagged()).
-  bool tagged() const { return tag != 0; }
+  // direction; the engine keeps other tags' lanes, and those of Recvs from
+  // any source, apart (tagged()).
+  bool tagged() const { return tag != 0 || peer < 0; }
   size_t index(int nranks) const {
     return kind == Kind::kCollective ? 0 : kind == Kind::kSend ? 1 + peer : 1 + nranks + peer;
   }
@@ -51,7 +55,7 @@ struct Operation {
   const char* name = "";
   uint64_t sequence = 0;                    // every operation of the communicator
   CollectiveCall call;                      // number 0 for Send/Recv; else the arrival board's number and arguments
-  uint64_t messageNumber = 0;               // Send/Recv: its message's number between the pair, in posting order
+  uint64_t messageNumber = 0;               // Send: its message's number among the pair's of its tag
   FlightRecorder::Entry* record = nullptr;  // its line in the communicator's flight recorder
   Lane lane;
   // The schedule: step(team, args, wait) for the collectives and Send/Recv

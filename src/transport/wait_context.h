@@ -32,7 +32,10 @@ struct WaitContext {
   const char* operation = "";             // "AllReduce", ...
   uint64_t sequence = 0;                  // the operation's number on this communicator
   const CollectiveCall* call = nullptr;   // this rank's collective; null for Send/Recv
-  MessageLabel label;                     // what this operation's messages carry, and what it expects
+  // What this operation's messages carry, and what it expects. A Recv
+  // learns the number of the message it takes (and a Recv from any source
+  // its sender) only when it matches one: it sets its label then.
+  mutable MessageLabel label;
   const std::string* commName = nullptr;  // the communicator's name, may be empty
   Suspension* suspension = nullptr;       // null outside the engine (nothing may park)
   // Where the schedule notes the algorithm it chose (the operation's flight

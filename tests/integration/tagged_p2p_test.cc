@@ -211,6 +211,149 @@ TEST_P(TaggedPointToPointTest, ANegativeTagIsRefused) {
       options());
 }
 
+// ---- From any source --------------------------------------------------------
+
+// Every other rank sends rank 0 one message of tag 2 (of many slots), after
+// a delay that differs by rank; rank 0 receives them from any source,
+// blocking, and gets each sender exactly once, with its contents.
+TEST_P(TaggedPointToPointTest, RecvFromAnySourceGetsEverySenderOnce) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const size_t count = largeCount(loomInt32, 1 << 20);
+        if (ctx.rank != 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20 * (ctx.nranks - ctx.rank)));
+          const Message out = Message::outgoing(loomInt32, count, ctx.rank, 1, ctx.rank % 3);
+          expectOk(loomSendTagged(out.data(), count, loomInt32, 0, 2, ctx.comm, nullptr, nullptr), ctx.comm,
+                   "rank " + std::to_string(ctx.rank) + ": Send with tag 2 to rank 0");
+          return;
+        }
+        std::vector<int> seen(ctx.nranks, 0);
+        for (int m = 1; m < ctx.nranks; ++m) {
+          Message in = Message::incoming(loomInt32, count, m % 3);
+          int source = -1;
+          const std::string what = "rank 0: Recv from any source, number " + std::to_string(m);
+          if (!expectOk(loomRecvAnySource(in.data(), count, loomInt32, 2, &source, ctx.comm, nullptr, nullptr),
+                        ctx.comm, what))
+            return;
+          ASSERT_GT(source, 0) << what;
+          ASSERT_LT(source, ctx.nranks) << what;
+          ++seen[source];
+          in.expectFrom(source, 1, what + " (from rank " + std::to_string(source) + ")");
+        }
+        for (int r = 1; r < ctx.nranks; ++r) EXPECT_EQ(seen[r], 1) << "messages from rank " << r;
+      },
+      options());
+}
+
+// Messages go to Recvs in posting order, as in MPI, whether a Recv names
+// the sender or not: rank 0 posts a Recv from any source, one from rank 1,
+// another from any source, then rank 1 sends three messages. The first
+// goes to the first Recv, the second to the second, the third to the
+// third; the other ranks send nothing.
+TEST_P(TaggedPointToPointTest, RecvsFromAnySourceAndFromOneRankMatchInPostingOrder) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        const size_t counts[3] = {5, 70000, 5};
+        if (ctx.rank == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          for (int m = 0; m < 3; ++m) {
+            const Message out = Message::outgoing(loomFloat32, counts[m], 1, m, m);
+            if (!expectOk(loomSend(out.data(), counts[m], loomFloat32, 0, ctx.comm, nullptr, nullptr), ctx.comm,
+                          describe("Send", out, "to", 0, m, 1)))
+              return;
+          }
+          return;
+        }
+        if (ctx.rank != 0) return;
+        std::vector<Message> in;
+        for (int m = 0; m < 3; ++m) in.push_back(Message::incoming(loomFloat32, counts[m], (m + 1) % 3));
+        int sources[3] = {-1, 1, -1};
+        InFlight flight(ctx.comm, ctx.commReleased);
+        for (int m = 0; m < 3; ++m) {
+          if (m == 1)
+            flight.postRecv(in[m], 1, m, 0);
+          else
+            flight.post("rank 0: Recv from any source, message " + std::to_string(m), [&](loomRequest_t* r) {
+              return loomRecvAnySource(in[m].data(), counts[m], loomFloat32, 0, &sources[m], ctx.comm, nullptr, r);
+            });
+        }
+        flight.waitAllReversed();
+        if (!flight.ok()) return;
+        for (int m = 0; m < 3; ++m) {
+          EXPECT_EQ(sources[m], 1) << "message " << m;
+          in[m].expectFrom(1, m, "rank 0: Recv " + std::to_string(m));
+        }
+      },
+      options());
+}
+
+// A Recv from any source of tag 5 while every sender's first message is of
+// tag 3: those wait in the inbox, and Recvs naming each sender take them
+// afterwards.
+TEST_P(TaggedPointToPointTest, RecvFromAnySourceLeavesOtherTagsForTheirRecvs) {
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        if (ctx.rank != 0) {
+          const Message three = Message::outgoing(loomInt8, 300, ctx.rank, 3, 0);
+          const Message five = Message::outgoing(loomInt8, 500, ctx.rank, 5, 1);
+          InFlight flight(ctx.comm, ctx.commReleased);
+          postSendTagged(flight, three, 0, 3, 3, ctx.rank);
+          if (ctx.rank == ctx.nranks - 1) postSendTagged(flight, five, 0, 5, 5, ctx.rank);  // one tag-5 message
+          flight.waitAll();
+          return;
+        }
+        Message five = Message::incoming(loomInt8, 500, 2);
+        int source = -1;
+        if (!expectOk(loomRecvAnySource(five.data(), 500, loomInt8, 5, &source, ctx.comm, nullptr, nullptr), ctx.comm,
+                      "rank 0: Recv from any source with tag 5"))
+          return;
+        EXPECT_EQ(source, ctx.nranks - 1);
+        five.expectFrom(ctx.nranks - 1, 5, "rank 0: Recv from any source with tag 5");
+        for (int peer = 1; peer < ctx.nranks; ++peer) {
+          Message three = Message::incoming(loomInt8, 300, peer % 3);
+          const std::string what = tagged(describe("blocking Recv", three, "from", peer, 3, 0), 3);
+          if (!expectOk(loomRecvTagged(three.data(), 300, loomInt8, peer, 3, ctx.comm, nullptr, nullptr), ctx.comm,
+                        what))
+            return;
+          three.expectFrom(peer, 3, what);
+        }
+      },
+      options());
+}
+
+// A Recv from any source that nobody sends to fails within the
+// communicator's timeout, saying so (once every other rank has left, it
+// fails then, naming one); a negative tag is refused at once.
+TEST_P(TaggedPointToPointTest, RecvFromAnySourceThatNobodySendsToTimesOut) {
+  HarnessOptions quick = options();
+  quick.timeoutMs = 500;
+  runRanks(
+      mode(), nranks(),
+      [](const RankContext& ctx) {
+        int value = 0, source = -1;
+        EXPECT_EQ(loomRecvAnySource(&value, 1, loomInt32, -4, &source, ctx.comm, nullptr, nullptr),
+                  loomInvalidArgument);
+        EXPECT_STREQ(loomGetLastError(), "loomRecvAnySource: tag is -4; tags are 0 or more");
+        if (ctx.rank != 0) {
+          // Stays (sending nothing) past rank 0's timeout: a sender that
+          // left would end the wait sooner, saying so.
+          std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+          return;
+        }
+        EXPECT_EQ(loomRecvAnySource(&value, 1, loomInt32, 8, &source, ctx.comm, nullptr, nullptr), loomTimeout);
+        const std::string sentence = loomCommGetLastError(ctx.comm);
+        EXPECT_NE(sentence.find("timed out after 500 ms waiting for any rank to send data (no rank sent a message "
+                                "this Recv matches)"),
+                  std::string::npos)
+            << sentence;
+        EXPECT_EQ(source, -1) << "no sender matched";
+      },
+      quick);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, TaggedPointToPointTest,
                          ::testing::Combine(::testing::Values(RankMode::kThreads, RankMode::kProcesses),
                                             ::testing::Values(2, 3, 5)),

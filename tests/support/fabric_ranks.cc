@@ -105,7 +105,7 @@ OperationPtr FabricRank::send(int peer, const void* buffer, size_t count, loomDa
   return op;
 }
 
-OperationPtr FabricRank::recv(int peer, void* buffer, size_t count, loomDataType_t dtype, int tag) {
+OperationPtr FabricRank::recv(int peer, void* buffer, size_t count, loomDataType_t dtype, int tag, int* source) {
   OperationPtr op = make("Recv", Lane::recvFrom(peer, tag));
   op->step = pointToPointRecv;
   op->args.recvbuf = buffer;
@@ -113,7 +113,8 @@ OperationPtr FabricRank::recv(int peer, void* buffer, size_t count, loomDataType
   op->args.dtype = dtype;
   op->args.root = peer;
   op->args.tag = tag;
-  op->messageNumber = ++receivedFrom_[{peer, tag}];
+  op->args.source = source;
+  inboxes_.posted().posted(op->sequence, peer, tag);
   return op;
 }
 
@@ -125,6 +126,10 @@ OperationPtr FabricRank::custom(const char* name, Lane lane, Operation::Body bod
     op->call.kind = OperationKind::kBarrier;
   }
   return op;
+}
+
+void FabricRank::operationEnded(Operation& op, loomResult_t /*result*/) {
+  if (op.lane.kind == Lane::Kind::kRecv) inboxes_.posted().ended(op.sequence, op.lane.peer, op.lane.tag);
 }
 
 Outcome FabricRank::beginOperation(Operation& op) {

@@ -53,14 +53,15 @@ class FabricRank final : public EngineHost {
   // Operations as the communicator makes them; the caller posts or runs them.
   OperationPtr collective(const char* name, OperationKind kind, Operation::Step step, const CollectiveArgs& args);
   OperationPtr send(int peer, const void* buffer, size_t count, loomDataType_t dtype, int tag = 0);
-  OperationPtr recv(int peer, void* buffer, size_t count, loomDataType_t dtype, int tag = 0);
+  // peer -1 (PostedRecvs::kAnySource): from any rank, whose rank goes to *source.
+  OperationPtr recv(int peer, void* buffer, size_t count, loomDataType_t dtype, int tag = 0, int* source = nullptr);
   // A schedule of the test's own, on `lane`.
   OperationPtr custom(const char* name, Lane lane, Operation::Body body);
 
   // EngineHost
   Outcome beginOperation(Operation& op) override;
   Outcome endOperation(Operation& op, std::exception_ptr error) override;
-  void operationEnded(Operation& /*op*/, loomResult_t /*result*/) override {}
+  void operationEnded(Operation& op, loomResult_t result) override;
   void publishProgress(int64_t nowMs, int waitingFor) override;
   std::string stallReport(int /*peer*/, int64_t /*nowMs*/) const override { return {}; }
   std::string brokenBecause() const override;
@@ -77,7 +78,7 @@ class FabricRank final : public EngineHost {
   std::shared_ptr<Engine> engine_;
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
-  std::map<std::pair<int, int>, uint64_t> sentTo_, receivedFrom_;  // by (peer, tag)
+  std::map<std::pair<int, int>, uint64_t> sentTo_;  // by (peer, tag)
   PointToPointInboxes inboxes_;
   std::string name_ = "fabric";
   mutable std::mutex brokenMutex_;

@@ -113,6 +113,31 @@ TEST(Engine, RecvsTakeTheirTagsMessagesWhateverOrderTheyCameIn) {
   });
 }
 
+// A Recv from any source takes whichever sender's message comes, over
+// delayed messages; two of them get both senders, once each.
+TEST(Engine, RecvsFromAnySourceGetEachSenderOnce) {
+  FabricOptions chosen = options(3);
+  chosen.faults.maxDelayMicros = 200;
+  chosen.faults.seed = 5;
+  auto ranks = makeFabricRanks(chosen);
+  onEveryRank(ranks, [&](FabricRank& rank) {
+    if (rank.rank() != 0) {
+      const std::vector<int32_t> out = numbered(kManySlots, rank.rank() * 1000000);
+      EXPECT_EQ(run(rank, rank.send(0, out.data(), out.size(), loomInt32)).result, loomSuccess);
+      return;
+    }
+    std::vector<int32_t> first(kManySlots, -1), second(kManySlots, -1);
+    int sources[2] = {-1, -1};
+    auto a = post(rank, rank.recv(PostedRecvs::kAnySource, first.data(), kManySlots, loomInt32, 0, &sources[0]));
+    auto b = post(rank, rank.recv(PostedRecvs::kAnySource, second.data(), kManySlots, loomInt32, 0, &sources[1]));
+    EXPECT_EQ(wait(b).result, loomSuccess);
+    EXPECT_EQ(wait(a).result, loomSuccess);
+    EXPECT_EQ(sources[0] + sources[1], 3) << sources[0] << " and " << sources[1];
+    EXPECT_EQ(first, numbered(kManySlots, sources[0] * 1000000));
+    EXPECT_EQ(second, numbered(kManySlots, sources[1] * 1000000));
+  });
+}
+
 // Each peer's Sends have a lane of their own: one peer that is late to
 // receive holds only the Sends to it.
 TEST(Engine, ASendToALatePeerDoesNotHoldASendToAnother) {

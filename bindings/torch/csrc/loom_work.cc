@@ -130,6 +130,12 @@ std::exception_ptr LoomWork::exception() const {
   return exception_;
 }
 
+int LoomWork::sourceRank() const {
+  if (!source_) return c10d::Work::sourceRank();  // not a recv from any source: torch's refusal
+  TORCH_CHECK(*source_ >= 0, "loom backend: ", operation_, " has not received its message yet: wait() for it first");
+  return *source_;
+}
+
 std::vector<at::Tensor> LoomWork::result() {
   return value_;
 }

@@ -62,6 +62,9 @@ class LoomWork : public c10d::Work {
   bool isSuccess() const override;
   std::exception_ptr exception() const override;
   std::vector<at::Tensor> result() override;
+  // A recv from any source: the sender's rank, once completed.
+  int sourceRank() const override;
+  void reportSource(std::shared_ptr<int> source) { source_ = std::move(source); }
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
@@ -92,6 +95,7 @@ class LoomWork : public c10d::Work {
   std::atomic<int> waiter_{kNobodyWaits};
   std::mutex failureMutex_;
   std::string failure_;  // the first failed request's sentence
+  std::shared_ptr<int> source_;
 };
 
 }  // namespace loom_torch

@@ -102,6 +102,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::run(const char* operation, c10d
     // Every call of the group has a request: failures report through them.
     if (grouped) loomGroupEnd();
   }
+  if (buffers.source) work->reportSource(buffers.source);
   work->start(std::move(requests));
   return work;
 }
@@ -481,7 +482,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::send(std::vector<at::Tensor>& t
   buffers.value = tensors;
   const loomDataType_t dtype = dtypeOf(in, name);
   return run(name, c10d::OpType::SEND, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
-    LOOM_CALL(name, requests, loomSendTagged(in.data_ptr(), countOf(in), dtype, dstRank, tag, comm_, nullptr, &request_));
+    LOOM_CALL(name, requests,
+              loomSendTagged(in.data_ptr(), countOf(in), dtype, dstRank, tag, comm_, nullptr, &request_));
   });
 }
 
@@ -501,8 +503,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recv(std::vector<at::Tensor>& t
   });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recvAnysource(std::vector<at::Tensor>& /*tensors*/, int /*tag*/) {
-  TORCH_CHECK(false, "loom backend: recv from any source is not supported yet: name the sending rank");
+c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  const char* name = "recv";
+  checkAll(tensors, name, true);
+  TORCH_CHECK(tensors.size() == 1, "loom backend: ", name, " takes one tensor");
+  TORCH_CHECK(tag >= 0, "loom backend: recv with tag ", tag, ": tags are 0 or more");
+  Buffers buffers;
+  buffers.outputs.push_back(Staged::output(tensors[0]));
+  buffers.value = tensors;
+  buffers.source = std::make_shared<int>(-1);
+  void* out = buffers.outputs[0].buffer.data_ptr();
+  int* source = buffers.source.get();
+  const loomDataType_t dtype = dtypeOf(tensors[0], name);
+  const size_t count = countOf(tensors[0]);
+  return run(name, c10d::OpType::RECVANYSOURCE, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
+    LOOM_CALL(name, requests, loomRecvAnySource(out, count, dtype, tag, source, comm_, nullptr, &request_));
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::barrier(const c10d::BarrierOptions& /*opts*/) {

@@ -74,6 +74,7 @@ class ProcessGroupLoom : public c10d::ProcessGroup {
     std::vector<Staged> outputs;
     std::vector<at::Tensor> inputs;
     std::vector<at::Tensor> value;
+    std::shared_ptr<int> source;  // a recv from any source: where Loom writes the sender's rank
   };
   // Runs `launch` (which calls Loom, each call appending its request) on
   // the communicator, inside a Loom group when `grouped`, and returns the

@@ -159,6 +159,23 @@ def point_to_point_body(rank, size):
             assert_same(got, value(prv * 10 + tag, got.numel(), torch.float32), f"recv with tag {tag}")
         for work in sends:
             work.wait()
+        # From any source: every other rank sends rank 0 one message of tag
+        # 6; recv without src returns the sender, irecv's work names it.
+        if rank == 0:
+            senders = []
+            for i in range(size - 1):
+                got = torch.zeros(9)
+                if i % 2 == 0:
+                    src = dist.recv(got, tag=6)
+                else:
+                    work = dist.irecv(got, tag=6)
+                    work.wait()
+                    src = work._source_rank()
+                assert_same(got, value(src * 100, 9, torch.float32), f"recv from any source, from {src}")
+                senders.append(src)
+            assert sorted(senders) == list(range(1, size)), senders
+        else:
+            dist.send(value(rank * 100, 9, torch.float32), dst=0, tag=6)
     dist.barrier()
 
 
