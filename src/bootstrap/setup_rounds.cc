@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -94,7 +95,10 @@ class SetupRounds {
         waiting.push_back(r);
       else if (ranks_[r].valid())
         absent.push_back(r);
+      else if (std::find(left.begin(), left.end(), r) == left.end())
+        left.push_back(r);  // gone before this round (its last reply could not be sent): it has no part to give
     }
+    std::sort(left.begin(), left.end());
     if (!left.empty()) {
       // Ranks leave one by one when a job ends; only a rank left behind
       // waiting (now or in a later round) needs to hear of it.
