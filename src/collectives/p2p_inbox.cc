@@ -1,10 +1,12 @@
 #include "collectives/p2p_inbox.h"
 
+#include <algorithm>
+
 namespace loom {
 
 void PointToPointInbox::stopWaiting(int tag) {
   auto at = waiting_.find(tag);
-  if (at != waiting_.end() && --at->second == 0) waiting_.erase(at);
+  if (at != waiting_.end() && at->second > 0) --at->second;  // the entry stays: no allocation per Recv
 }
 
 PointToPointInbox::Stashed* PointToPointInbox::oldest(int tag) {
@@ -32,15 +34,22 @@ uint64_t PointToPointInbox::delivered(int tag) const {
 
 void PostedRecvs::posted(uint64_t sequence, int peer, int tag) {
   std::lock_guard<std::mutex> lock(mutex_);
-  pending_[{peer, tag}].insert(sequence);
+  pending_[{peer, tag}].push_back(sequence);
   if (peer == kAnySource) anySource_.fetch_add(1, std::memory_order_release);
 }
 
 void PostedRecvs::ended(uint64_t sequence, int peer, int tag) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto at = pending_.find({peer, tag});
-  if (at == pending_.end() || at->second.erase(sequence) == 0) return;
-  if (at->second.empty()) pending_.erase(at);
+  if (at == pending_.end()) return;
+  std::deque<uint64_t>& queue = at->second;
+  if (!queue.empty() && queue.front() == sequence) {
+    queue.pop_front();  // the usual case: the lane's head ended
+  } else {
+    auto it = std::find(queue.begin(), queue.end(), sequence);
+    if (it == queue.end()) return;
+    queue.erase(it);
+  }
   if (peer == kAnySource) anySource_.fetch_sub(1, std::memory_order_release);
 }
 
@@ -49,7 +58,7 @@ bool PostedRecvs::firstFor(uint64_t sequence, int peer, int tag) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const int from : {peer, kAnySource}) {
     auto at = pending_.find({from, tag});
-    if (at != pending_.end() && *at->second.begin() < sequence) return false;
+    if (at != pending_.end() && !at->second.empty() && at->second.front() < sequence) return false;
   }
   return true;
 }

@@ -18,7 +18,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,7 +40,10 @@ class PointToPointInbox {
   // the head of the FIFO is theirs to read in place, not to stash.
   void startWaiting(int tag) { ++waiting_[tag]; }
   void stopWaiting(int tag);
-  bool someoneWaits(int tag) const { return waiting_.count(tag) != 0; }
+  bool someoneWaits(int tag) const {
+    auto at = waiting_.find(tag);
+    return at != waiting_.end() && at->second > 0;
+  }
 
   // The FIFO's head message is being read by one Recv, slot by slot: no
   // other may look at the FIFO until it is done.
@@ -93,7 +95,10 @@ class PostedRecvs {
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::pair<int, int>, std::set<uint64_t>> pending_;  // by (peer or kAnySource, tag)
+  // By (peer or kAnySource, tag), in posting order: the Recvs of one such
+  // key share a lane, so they end in that order too (a failure ends them
+  // all, in any order).
+  std::map<std::pair<int, int>, std::deque<uint64_t>> pending_;
   // Recvs from any source pending: while there are none, a Recv's lane
   // (posting order per peer and tag) is all the order there is.
   std::atomic<int> anySource_{0};

@@ -75,6 +75,7 @@ class Arrivals final : public Waitable {
     std::rethrow_exception(first);
   }
   const char* peerMustDo() const override { return senders_[0].from->peerMustDo(); }
+  const std::vector<Sender>& senders() const { return senders_; }
   void watch(bool on) override {
     for (const Sender& s : senders_) s.from->watch(on);
   }
@@ -154,14 +155,22 @@ Task<> stashHead(PointToPointInbox& inbox, RecvConnection& from, int sender, con
   stashed.complete = true;
 }
 
-std::vector<Sender> sendersOf(const Team& team, const CollectiveArgs& args) {
-  std::vector<Sender> senders;
-  for (int index = 0; index < team.nranks; ++index) {
-    if (index == team.rank || (args.root != PostedRecvs::kAnySource && index != args.root)) continue;
-    const int rank = team.peerOf(index);
-    senders.push_back({rank, &team.recvFrom(index, Channel::kPointToPoint), &team.inboxes->from(rank)});
-  }
-  return senders;
+// What the Recv waits on, made the first time its sender (or any source)
+// and tag are asked for, and kept: a Recv allocates nothing for it.
+Arrivals& arrivalsOf(const Team& team, const CollectiveArgs& args) {
+  const bool anySource = args.root == PostedRecvs::kAnySource;
+  auto make = [&] {
+    std::vector<Sender> senders;
+    for (int index = 0; index < team.nranks; ++index) {
+      if (index == team.rank || (!anySource && index != args.root)) continue;
+      const int rank = team.peerOf(index);
+      senders.push_back({rank, &team.recvFrom(index, Channel::kPointToPoint), &team.inboxes->from(rank)});
+    }
+    return std::make_unique<Arrivals>(std::move(senders), args.tag, anySource);
+  };
+  Waitable& kept = anySource ? team.inboxes->anySourceArrivals(args.tag, make)
+                             : team.inboxes->from(team.peerOf(args.root)).arrivals(args.tag, make);
+  return static_cast<Arrivals&>(kept);
 }
 
 // The Recv takes the next message of its tag from `s`: the label it must
@@ -177,12 +186,9 @@ void matched(const Sender& s, const CollectiveArgs& args, const WaitContext& wai
 Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const PostedRecvs& posted = team.inboxes->posted();
-  const std::vector<Sender> senders = sendersOf(team, args);
+  Arrivals& arrivals = arrivalsOf(team, args);
+  const std::vector<Sender>& senders = arrivals.senders();
   WaitingFor waiting(senders, args.tag);
-  const bool anySource = args.root == PostedRecvs::kAnySource;
-  auto make = [&] { return std::make_unique<Arrivals>(senders, args.tag, anySource); };
-  Waitable& arrivals =
-      anySource ? team.inboxes->anySourceArrivals(args.tag, make) : senders[0].inbox->arrivals(args.tag, make);
   char* out = static_cast<char*>(args.recvbuf);
   const Sender* chosen = nullptr;
   while (chosen == nullptr) {
