@@ -27,6 +27,14 @@
 
 namespace loom {
 
+// The waitable kept in `kept` for `tag`, made by `make` the first time.
+template <typename Make>
+Waitable& keptFor(std::map<int, std::unique_ptr<Waitable>>& kept, int tag, Make& make) {
+  std::unique_ptr<Waitable>& slot = kept[tag];
+  if (!slot) slot = make();
+  return *slot;
+}
+
 class PointToPointInbox {
  public:
   // A whole message taken off the FIFO before any Recv asked for it.
@@ -66,9 +74,7 @@ class PointToPointInbox {
   // `make` the first time).
   template <typename Make>
   Waitable& arrivals(int tag, Make&& make) {
-    std::unique_ptr<Waitable>& kept = arrivals_[tag];
-    if (!kept) kept = make();
-    return *kept;
+    return keptFor(arrivals_, tag, make);
   }
 
  private:
@@ -113,9 +119,7 @@ class PointToPointInboxes {
   // PointToPointInbox::arrivals).
   template <typename Make>
   Waitable& anySourceArrivals(int tag, Make&& make) {
-    std::unique_ptr<Waitable>& kept = anySource_[tag];
-    if (!kept) kept = make();
-    return *kept;
+    return keptFor(anySource_, tag, make);
   }
 
  private:

@@ -217,14 +217,20 @@ loomResult_t launchReduction(Communicator& comm, const char* api, OperationKind 
 // Send and Recv share their checks. Which of the two runs comes from the
 // entry point the caller used (`lane`), never from the buffers' values: an
 // empty message may come from, or go to, NULL. The other buffer is NULL.
+// A Recv from any source (`anySource`: only loomRecvAnySource's, never a
+// peer argument of -1) reports its sender to *source.
 loomResult_t pointToPoint(const char* api, Lane::Kind lane, const void* sendbuf, void* recvbuf, size_t count,
                           loomDataType_t dtype, int peer, int tag, loomComm_t handle, void* stream,
-                          loomRequest_t* request) {
+                          loomRequest_t* request, bool anySource = false, int* source = nullptr) {
   const bool sending = lane == Lane::Kind::kSend;
   return onComm(api, handle, [&](Communicator& c) {
     checkCommon(api, dtype, stream);
-    checkRank(api, "peer", peer, c.nranks());
-    if (peer == c.rank()) fail(loomInvalidArgument, std::string(api) + ": peer is this rank itself");
+    if (!anySource) {
+      checkRank(api, "peer", peer, c.nranks());
+      if (peer == c.rank()) fail(loomInvalidArgument, std::string(api) + ": peer is this rank itself");
+    } else if (c.nranks() == 1) {
+      fail(loomInvalidUsage, std::string(api) + ": a communicator of one rank has nobody to receive from");
+    }
     if (tag < 0)
       fail(loomInvalidArgument, std::string(api) + ": tag is " + std::to_string(tag) + "; tags are 0 or more");
     checkBuffer(api, "buf", sending ? sendbuf : recvbuf, checkedBytes(api, count, dtype, 1));
@@ -232,6 +238,7 @@ loomResult_t pointToPoint(const char* api, Lane::Kind lane, const void* sendbuf,
       op.step = sending ? pointToPointSend : pointToPointRecv;
       op.args = CollectiveArgs{sendbuf, recvbuf, count, dtype, loomSum, peer};
       op.args.tag = tag;
+      op.args.source = source;
     };
     // A pair's Sends go out in posting order whatever their tags (the
     // receiver sorts them by tag); its Recvs queue by tag.
@@ -602,22 +609,8 @@ loomResult_t loomRecvTagged(void* buf, size_t count, loomDataType_t dtype, int p
 
 loomResult_t loomRecvAnySource(void* buf, size_t count, loomDataType_t dtype, int tag, int* source, loomComm_t comm,
                                void* stream, loomRequest_t* request) {
-  const char* api = "loomRecvAnySource";
-  return loom::onComm(api, comm, [&](loom::Communicator& c) {
-    loom::checkCommon(api, dtype, stream);
-    if (tag < 0)
-      loom::fail(loomInvalidArgument, std::string(api) + ": tag is " + std::to_string(tag) + "; tags are 0 or more");
-    if (c.nranks() == 1)
-      loom::fail(loomInvalidUsage, std::string(api) + ": a communicator of one rank has nobody to receive from");
-    loom::checkBuffer(api, "buf", buf, loom::checkedBytes(api, count, dtype, 1));
-    auto fill = [&](loom::Operation& op) {
-      op.step = loom::pointToPointRecv;
-      op.args = loom::CollectiveArgs{nullptr, buf, count, dtype, loomSum, loom::Lane::kAnySource};
-      op.args.tag = tag;
-      op.args.source = source;
-    };
-    return loom::launch(c, "Recv", nullptr, loom::Lane::recvFrom(loom::Lane::kAnySource, tag), fill, request);
-  });
+  return loom::pointToPoint("loomRecvAnySource", loom::Lane::Kind::kRecv, nullptr, buf, count, dtype,
+                            loom::Lane::kAnySource, tag, comm, stream, request, true, source);
 }
 
 loomResult_t loomBarrier(loomComm_t comm, loomRequest_t* request) {

@@ -488,36 +488,32 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::send(std::vector<at::Tensor>& t
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
-  const char* name = "recv";
-  checkAll(tensors, name, true);
-  TORCH_CHECK(tensors.size() == 1, "loom backend: ", name, " takes one tensor");
-  TORCH_CHECK(tag >= 0, "loom backend: recv with tag ", tag, ": tags are 0 or more");
-  Buffers buffers;
-  buffers.outputs.push_back(Staged::output(tensors[0]));
-  buffers.value = tensors;
-  void* out = buffers.outputs[0].buffer.data_ptr();
-  const loomDataType_t dtype = dtypeOf(tensors[0], name);
-  const size_t count = countOf(tensors[0]);
-  return run(name, c10d::OpType::RECV, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
-    LOOM_CALL(name, requests, loomRecvTagged(out, count, dtype, srcRank, tag, comm_, nullptr, &request_));
-  });
+  return receive(tensors, srcRank, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  return receive(tensors, kAnySource, tag);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::receive(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
   const char* name = "recv";
   checkAll(tensors, name, true);
   TORCH_CHECK(tensors.size() == 1, "loom backend: ", name, " takes one tensor");
   TORCH_CHECK(tag >= 0, "loom backend: recv with tag ", tag, ": tags are 0 or more");
+  const bool anySource = srcRank == kAnySource;
   Buffers buffers;
   buffers.outputs.push_back(Staged::output(tensors[0]));
   buffers.value = tensors;
-  buffers.source = std::make_shared<int>(-1);
+  if (anySource) buffers.source = std::make_shared<int>(-1);
   void* out = buffers.outputs[0].buffer.data_ptr();
   int* source = buffers.source.get();
   const loomDataType_t dtype = dtypeOf(tensors[0], name);
   const size_t count = countOf(tensors[0]);
-  return run(name, c10d::OpType::RECVANYSOURCE, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
-    LOOM_CALL(name, requests, loomRecvAnySource(out, count, dtype, tag, source, comm_, nullptr, &request_));
+  const c10d::OpType type = anySource ? c10d::OpType::RECVANYSOURCE : c10d::OpType::RECV;
+  return run(name, type, std::move(buffers), false, [&](std::vector<loomRequest_t>& requests) {
+    LOOM_CALL(name, requests,
+              anySource ? loomRecvAnySource(out, count, dtype, tag, source, comm_, nullptr, &request_)
+                        : loomRecvTagged(out, count, dtype, srcRank, tag, comm_, nullptr, &request_));
   });
 }
 

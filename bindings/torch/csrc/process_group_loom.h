@@ -82,6 +82,9 @@ class ProcessGroupLoom : public c10d::ProcessGroup {
   using Launch = std::function<void(std::vector<loomRequest_t>&)>;
   c10::intrusive_ptr<c10d::Work> run(const char* operation, c10d::OpType type, Buffers buffers, bool grouped,
                                      const Launch& launch);
+  // recv and recvAnysource (srcRank kAnySource).
+  static constexpr int kAnySource = -1;
+  c10::intrusive_ptr<c10d::Work> receive(std::vector<at::Tensor>& tensors, int srcRank, int tag);
   // The sentence of a refused Loom call, raised as a RuntimeError.
   [[noreturn]] void refuse(const char* operation, loomResult_t result) const;
 
