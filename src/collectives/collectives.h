@@ -28,6 +28,9 @@ struct CollectiveArgs {
 };
 
 Task<> ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+// log2(P) hops each way, for many ranks: double_tree.cc, halving_doubling.cc.
+Task<> doubleTreeAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> ringAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait);

@@ -105,7 +105,13 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
   bool allPairs = tuning.force == Tuning::Force::kAllPairs
                       ? fitsAllPairs(team, bytes, SIZE_MAX)
                       : tuning.force == Tuning::Force::kAuto && fitsAllPairs(team, bytes, tuning.allPairsMaxBytes);
-  if (useLeaders(team) && fitsLeaderAllReduce(team, bytes)) {
+  if (tuning.force == Tuning::Force::kTree) {
+    noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kTree, bytes);
+    return doubleTreeAllReduce(team, args, wait);
+  } else if (tuning.force == Tuning::Force::kHalvingDoubling) {
+    noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHalvingDoubling, bytes);
+    return halvingDoublingAllReduce(team, args, wait);
+  } else if (useLeaders(team) && fitsLeaderAllReduce(team, bytes)) {
     noteAlgorithm(team, wait, TunedCollective::kAllReduce, TunedAlgorithm::kHostLeaders, bytes);
     return leaderAllReduce(team, args, wait);
   } else if (allPairs) {

@@ -19,7 +19,7 @@ class RegisteredRegions;
 
 // Algorithm choices that LOOM_ALGO and the size thresholds control.
 struct Tuning {
-  enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree, kHierarchical };
+  enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree, kHalvingDoubling, kHierarchical };
   Force force = Force::kAuto;
   size_t allPairsMaxBytes =
       16 * 1024;  // per rank; above it AllReduce uses the ring (whole result: AllGather across hosts, leaders)

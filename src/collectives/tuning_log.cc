@@ -20,8 +20,8 @@ const char* collectiveName(TunedCollective c) {
 }
 
 const char* algorithmName(TunedAlgorithm a) {
-  static const char* const names[] = {"allpairs", "ring",  "direct",       "registered",
-                                      "tree",     "chain", "hierarchical", "host leaders"};
+  static const char* const names[] = {"allpairs", "ring",         "direct",       "registered",     "tree",
+                                      "chain",    "hierarchical", "host leaders", "halvingdoubling"};
   return names[static_cast<int>(a)];
 }
 

@@ -20,6 +20,7 @@ enum class TunedAlgorithm {
   kChain,
   kHierarchical,
   kHostLeaders,
+  kHalvingDoubling,
   kCount
 };
 

@@ -101,6 +101,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
                        : config.algorithm == "allpairs"     ? Tuning::Force::kAllPairs
                        : config.algorithm == "direct"       ? Tuning::Force::kDirect
                        : config.algorithm == "tree"         ? Tuning::Force::kTree
+                       : config.algorithm == "halvingdoubling" ? Tuning::Force::kHalvingDoubling
                        : config.algorithm == "hierarchical" ? Tuning::Force::kHierarchical
                                                             : Tuning::Force::kAuto;
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;

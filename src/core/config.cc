@@ -80,10 +80,10 @@ CommConfig readCommConfig(const loomConfig_t* user) {
   }
   if (auto algorithm = envValue("LOOM_ALGO")) {
     if (*algorithm != "ring" && *algorithm != "allpairs" && *algorithm != "direct" && *algorithm != "tree" &&
-        *algorithm != "hierarchical")
+        *algorithm != "halvingdoubling" && *algorithm != "hierarchical")
       fail(loomInvalidArgument,
            "LOOM_ALGO='" + *algorithm +
-               "' is not ring, allpairs, direct, tree or hierarchical (unset it to let Loom choose)");
+               "' is not ring, allpairs, direct, tree, halvingdoubling or hierarchical (unset it to let Loom choose)");
     config.algorithm = *algorithm;
   }
   config.topoFile = topologyFileFromEnvironment();

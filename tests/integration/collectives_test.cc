@@ -121,6 +121,16 @@ TEST_P(CollectivesTest, AllReduceAllPairsUpToOneSlot) {
   runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllReduce(ctx, {1, 7, 1023, 16381}); });
 }
 
+// The logarithmic schedules, forced, across slots and odd counts: every
+// dtype and op through the C API, against the reference.
+TEST_P(CollectivesTest, AllReduceDoubleTreeAndHalvingDoubling) {
+  for (const char* algorithm : {"tree", "halvingdoubling"}) {
+    SCOPED_TRACE(algorithm);
+    ScopedEnv force("LOOM_ALGO", algorithm);
+    runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllReduce(ctx, {0, 1, 7, 1023, 16381}); });
+  }
+}
+
 void checkReduceScatter(const RankContext& ctx, const Dtypes& dtypes) {
   size_t caseIndex = 0;
   for (loomDataType_t dtype : dtypes) {

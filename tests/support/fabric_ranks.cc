@@ -202,4 +202,16 @@ void onEveryRank(std::vector<std::unique_ptr<FabricRank>>& ranks, const std::fun
   for (std::thread& thread : threads) thread.join();
 }
 
+CollectiveArgs collectiveArgs(const void* send, void* recv, size_t count, loomDataType_t dtype, loomRedOp_t op,
+                              int root) {
+  CollectiveArgs args;
+  args.sendbuf = send;
+  args.recvbuf = recv;
+  args.count = count;
+  args.dtype = dtype;
+  args.op = op;
+  args.root = root;
+  return args;
+}
+
 }  // namespace loom::test

@@ -86,6 +86,10 @@ class FabricRank final : public EngineHost {
 };
 
 // Every rank of a new fabric.
+// The arguments of one collective call, as the C API fills them.
+CollectiveArgs collectiveArgs(const void* send, void* recv, size_t count, loomDataType_t dtype, loomRedOp_t op,
+                              int root = 0);
+
 std::vector<std::unique_ptr<FabricRank>> makeFabricRanks(const FabricOptions& options);
 // Runs body(rank) on a thread per rank, and returns once all have.
 void onEveryRank(std::vector<std::unique_ptr<FabricRank>>& ranks, const std::function<void(FabricRank&)>& body);

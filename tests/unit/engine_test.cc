@@ -51,13 +51,7 @@ std::shared_ptr<Request> post(FabricRank& rank, OperationPtr op) {
 }
 
 CollectiveArgs allReduceArgs(const int32_t* send, int32_t* recv, size_t count) {
-  CollectiveArgs args;
-  args.sendbuf = send;
-  args.recvbuf = recv;
-  args.count = count;
-  args.dtype = loomInt32;
-  args.op = loomSum;
-  return args;
+  return collectiveArgs(send, recv, count, loomInt32, loomSum);
 }
 
 FabricOptions options(int nranks, int64_t timeoutMs = 30000) {

@@ -35,6 +35,7 @@ const char* forceName(Tuning::Force force) {
     case Tuning::Force::kAllPairs: return "AllPairs";
     case Tuning::Force::kDirect: return "Direct";
     case Tuning::Force::kTree: return "Tree";
+    case Tuning::Force::kHalvingDoubling: return "HalvingDoubling";
     case Tuning::Force::kHierarchical: return "Hierarchical";
   }
   return "?";
@@ -73,6 +74,7 @@ std::vector<Case> allCases() {
     cases.push_back({layout, Tuning::Force::kRing, false});
     cases.push_back({layout, Tuning::Force::kAllPairs, false});
     cases.push_back({layout, Tuning::Force::kTree, false});
+    cases.push_back({layout, Tuning::Force::kHalvingDoubling, false});
     cases.push_back({layout, Tuning::Force::kDirect, true});
     if (evenHosts(layout)) cases.push_back({layout, Tuning::Force::kHierarchical, false});
   }
@@ -120,17 +122,6 @@ loomResult_t runCollective(FabricRank& rank, const char* name, OperationKind kin
         << name << " on rank " << rank.rank() << ": " << error;                 \
   } while (0)
 
-CollectiveArgs argsOf(const void* send, void* recv, size_t count, loomDataType_t dtype, loomRedOp_t op, int root = 0) {
-  CollectiveArgs args;
-  args.sendbuf = send;
-  args.recvbuf = recv;
-  args.count = count;
-  args.dtype = dtype;
-  args.op = op;
-  args.root = root;
-  return args;
-}
-
 TEST_P(SchedulesTest, AllReduceSumAndMaxInAndOutOfPlace) {
   auto all = ranks();
   const int n = static_cast<int>(all.size());
@@ -140,9 +131,9 @@ TEST_P(SchedulesTest, AllReduceSumAndMaxInAndOutOfPlace) {
       std::vector<float> floats(count);
       for (size_t i = 0; i < count; ++i) in[i] = input(rank.rank(), i), floats[i] = floatInput(rank.rank(), i);
       RUN_ON(rank, "AllReduce", OperationKind::kAllReduce, allReduce,
-             argsOf(in.data(), out.data(), count, loomInt32, loomSum));
+             collectiveArgs(in.data(), out.data(), count, loomInt32, loomSum));
       RUN_ON(rank, "AllReduce", OperationKind::kAllReduce, allReduce,
-             argsOf(floats.data(), floats.data(), count, loomFloat32, loomMax));
+             collectiveArgs(floats.data(), floats.data(), count, loomFloat32, loomMax));
       for (size_t i = 0; i < count; ++i) {
         int32_t sum = 0;
         float max = 0;
@@ -164,9 +155,9 @@ TEST_P(SchedulesTest, AllGatherAndReduceScatterInAndOutOfPlace) {
         std::vector<int32_t> mine(count), gathered(count * n, -1);
         for (size_t i = 0; i < count; ++i) mine[i] = input(me, i);
         if (inPlace) std::copy(mine.begin(), mine.end(), gathered.begin() + me * count);
-        RUN_ON(
-            rank, "AllGather", OperationKind::kAllGather, allGather,
-            argsOf(inPlace ? gathered.data() + me * count : mine.data(), gathered.data(), count, loomInt32, loomSum));
+        RUN_ON(rank, "AllGather", OperationKind::kAllGather, allGather,
+               collectiveArgs(inPlace ? gathered.data() + me * count : mine.data(), gathered.data(), count, loomInt32,
+                              loomSum));
         for (int r = 0; r < n; ++r)
           for (size_t i = 0; i < count; ++i)
             ASSERT_EQ(gathered[r * count + i], input(r, i)) << "count " << count << " block " << r << " rank " << me;
@@ -175,7 +166,7 @@ TEST_P(SchedulesTest, AllGatherAndReduceScatterInAndOutOfPlace) {
         for (size_t i = 0; i < whole.size(); ++i) whole[i] = input(me, i);
         int32_t* result = inPlace ? whole.data() + me * count : block.data();
         RUN_ON(rank, "ReduceScatter", OperationKind::kReduceScatter, reduceScatter,
-               argsOf(whole.data(), result, count, loomInt32, loomSum));
+               collectiveArgs(whole.data(), result, count, loomInt32, loomSum));
         for (size_t i = 0; i < count; ++i) {
           int32_t sum = 0;
           for (int r = 0; r < n; ++r) sum += input(r, me * count + i);
@@ -197,13 +188,13 @@ TEST_P(SchedulesTest, BroadcastAndReduceFromEveryRoot) {
         if (me == root)
           for (size_t i = 0; i < count; ++i) data[i] = input(root, i);
         RUN_ON(rank, "Broadcast", OperationKind::kBroadcast, broadcast,
-               argsOf(data.data(), data.data(), count, loomInt32, loomSum, root));
+               collectiveArgs(data.data(), data.data(), count, loomInt32, loomSum, root));
         for (size_t i = 0; i < count; ++i) ASSERT_EQ(data[i], input(root, i)) << "root " << root << " rank " << me;
 
         std::vector<int32_t> in(count), out(count, -1);
         for (size_t i = 0; i < count; ++i) in[i] = input(me, i);
         RUN_ON(rank, "Reduce", OperationKind::kReduce, reduce,
-               argsOf(in.data(), out.data(), count, loomInt32, loomSum, root));
+               collectiveArgs(in.data(), out.data(), count, loomInt32, loomSum, root));
         if (me != root) continue;
         for (size_t i = 0; i < count; ++i) {
           int32_t sum = 0;
@@ -224,7 +215,7 @@ TEST_P(SchedulesTest, AllToAllAndBarrier) {
       std::vector<int32_t> out(count * n), in(count * n, -1);
       for (size_t i = 0; i < out.size(); ++i) out[i] = input(me, i);
       RUN_ON(rank, "AllToAll", OperationKind::kAllToAll, pairwiseAllToAll,
-             argsOf(out.data(), in.data(), count, loomInt32, loomSum));
+             collectiveArgs(out.data(), in.data(), count, loomInt32, loomSum));
       for (int from = 0; from < n; ++from)
         for (size_t i = 0; i < count; ++i)
           ASSERT_EQ(in[from * count + i], input(from, me * count + i)) << "from " << from << " rank " << me;
