@@ -90,11 +90,10 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   co_await ringAllGatherBlocks(host, args.recvbuf, blocks, args.dtype, args.memory, wait);
 }
 
-bool fitsLeaderAllReduce(const Team& team, size_t bytes) {
+bool fitsLeaderAllReduce(const Team& team, size_t bytes, size_t limitBytes) {
   // Each message, within the host or across, must fit a slot: the team's
   // slot is the smallest of all its links'.
-  return team.hosts >= 2 && team.nranks > team.hosts && bytes <= team.tuning.allPairsMaxBytes &&
-         bytes <= team.slotBytes;
+  return team.hosts >= 2 && team.nranks > team.hosts && bytes <= limitBytes && bytes <= team.slotBytes;
 }
 
 // Small AllReduce through one leader per host, as Open MPI's HAN: each
@@ -139,9 +138,9 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   }
 }
 
-bool fitsLeaderAllGather(const Team& team, size_t bytes) {
+bool fitsLeaderAllGather(const Team& team, size_t bytes, size_t limitBytes) {
   // The leaders hand the whole result to their hosts in one message.
-  return fitsLeaderAllReduce(team, bytes * static_cast<size_t>(team.nranks));
+  return fitsLeaderAllReduce(team, bytes * static_cast<size_t>(team.nranks), limitBytes);
 }
 
 // Small AllGather through one leader per host, as leaderAllReduce: each

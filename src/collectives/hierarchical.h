@@ -33,13 +33,14 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
 // Whether a small AllReduce of `bytes` can go through one leader per host
 // (leaderAllReduce): several hosts, one of them with several ranks (any
 // layout: each host's rank count is its own), and a message that fits a
-// slot and LOOM_ALLPAIRS_MAX_BYTES.
-bool fitsLeaderAllReduce(const Team& team, size_t bytes);
+// slot and `limitBytes` (LOOM_ALLPAIRS_MAX_BYTES unless LOOM_ALGO left
+// the leaders alone).
+bool fitsLeaderAllReduce(const Team& team, size_t bytes, size_t limitBytes);
 Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 // Whether a small AllGather of `bytes` per rank can go through one leader
 // per host (leaderAllGather): as fitsLeaderAllReduce, with the whole result
-// within a slot and LOOM_ALLPAIRS_MAX_BYTES.
-bool fitsLeaderAllGather(const Team& team, size_t bytes);
+// within a slot and `limitBytes`.
+bool fitsLeaderAllGather(const Team& team, size_t bytes, size_t limitBytes);
 Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);

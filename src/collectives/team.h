@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "collectives/algorithm_table.h"
 #include "transport/connections.h"
 
 namespace loom {
@@ -19,8 +20,7 @@ class RegisteredRegions;
 
 // Algorithm choices that LOOM_ALGO and the size thresholds control.
 struct Tuning {
-  enum class Force { kAuto, kRing, kAllPairs, kDirect, kTree, kHalvingDoubling, kHierarchical };
-  Force force = Force::kAuto;
+  AlgorithmFilter allowed;  // LOOM_ALGO: which algorithms each collective may take
   size_t allPairsMaxBytes =
       16 * 1024;  // per rank; above it AllReduce uses the ring (whole result: AllGather across hosts, leaders)
   size_t directMinBytes = 256 * 1024;  // whole buffer (as nccl-tests' size); from it on, direct.h
@@ -57,7 +57,7 @@ struct Team {
   int hosts = 1;
   Tuning tuning;
   PointToPointInboxes* inboxes = nullptr;  // Recv's tag matching (p2p_inbox.h); the communicator's
-  RegisteredRegions* windows = nullptr;  // registered buffers (registered.h); changed only by (de)registration
+  RegisteredRegions* windows = nullptr;    // registered buffers (registered.h); changed only by (de)registration
   // Scratch for a schedule that keeps partial results across its waits;
   // collectives run one at a time per communicator, so one buffer serves.
   mutable std::vector<char> reduceScratch;

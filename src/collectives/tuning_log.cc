@@ -8,31 +8,21 @@
 namespace loom {
 namespace {
 
-constexpr int kCollectives = static_cast<int>(TunedCollective::kCount);
-constexpr int kAlgorithms = static_cast<int>(TunedAlgorithm::kCount);
-
 // A flag per pair instead of a locked set: the check sits on every call.
-std::atomic<bool> logged[kCollectives][kAlgorithms];
-
-const char* collectiveName(TunedCollective c) {
-  static const char* const names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "Barrier"};
-  return names[static_cast<int>(c)];
-}
-
-const char* algorithmName(TunedAlgorithm a) {
-  static const char* const names[] = {"allpairs", "ring",         "direct",       "registered",     "tree",
-                                      "chain",    "hierarchical", "host leaders", "halvingdoubling"};
-  return names[static_cast<int>(a)];
-}
+std::atomic<bool> logged[kTunedCollectives][kTunedAlgorithms];
 
 // Why the rule picked it, in the terms of the variables a user can change.
-std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgorithm algorithm, int nranks) {
-  if (tuning.force != Tuning::Force::kAuto) return "forced by LOOM_ALGO";
+std::string automaticReason(const Tuning& tuning, TunedCollective collective, TunedAlgorithm algorithm, int nranks) {
+  const bool rooted = collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce;
   if (collective == TunedCollective::kBarrier) return "the default: one all-pairs step";
   switch (algorithm) {
     case TunedAlgorithm::kAllPairs:
       return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank";
     case TunedAlgorithm::kRing:
+      if (rooted)
+        return nranks < 3 ? std::string("two ranks: the tree is the chain")
+                          : "above LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) +
+                                ": a pipelined chain along the ring";
       return (collective == TunedCollective::kAllReduce
                   ? "above LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank; "
                   : std::string()) +
@@ -44,11 +34,10 @@ std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgori
       return "every rank's buffers registered and at least LOOM_DIRECT_MIN_BYTES=" +
              std::to_string(tuning.directMinBytes);
     case TunedAlgorithm::kTree:
+      if (!rooted) return "LOOM_ALGO allows it and not the ring";
       return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
              " ranks";
-    case TunedAlgorithm::kChain:
-      return nranks < 3 ? std::string("two ranks: the tree is the chain")
-                        : "above LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes);
+    case TunedAlgorithm::kHalvingDoubling: return "LOOM_ALGO allows it and not the ring";
     case TunedAlgorithm::kHierarchical:
       return "ranks on several hosts, as many on each, and no single-copy reads: within hosts, then across "
              "them (LOOM_ALGO=ring keeps the flat ring)";
@@ -63,6 +52,15 @@ std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgori
              "all-pairs)";
     default: return "";
   }
+}
+
+std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgorithm algorithm, int nranks) {
+  const AlgorithmFilter& allowed = tuning.allowed;
+  if (!allowed.restricted(collective)) return automaticReason(tuning, collective, algorithm, nranks);
+  if (!allowed.allows(collective, algorithm))
+    return "LOOM_ALGO allows nothing that can run this call, so the ring runs it";
+  if (allowed.onlyAllows(collective, algorithm)) return "the only one LOOM_ALGO allows";
+  return "among those LOOM_ALGO allows: " + automaticReason(tuning, collective, algorithm, nranks);
 }
 
 }  // namespace

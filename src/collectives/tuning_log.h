@@ -6,23 +6,10 @@
 
 #include <cstddef>
 
+#include "collectives/algorithm_table.h"
 #include "collectives/collectives.h"
 
 namespace loom {
-
-enum class TunedCollective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kBarrier, kCount };
-enum class TunedAlgorithm {
-  kAllPairs,
-  kRing,
-  kDirect,
-  kRegistered,
-  kTree,
-  kChain,
-  kHierarchical,
-  kHostLeaders,
-  kHalvingDoubling,
-  kCount
-};
 
 // Notes the algorithm in the operation's flight-recorder entry
 // (wait.algorithm) and logs it the first time. Cheap when TUNING is not

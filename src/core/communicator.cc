@@ -97,13 +97,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.ringPosition = rank;
   team_.windows = &windows_;
   team_.inboxes = &inboxes_;
-  team_.tuning.force = config.algorithm == "ring"           ? Tuning::Force::kRing
-                       : config.algorithm == "allpairs"     ? Tuning::Force::kAllPairs
-                       : config.algorithm == "direct"       ? Tuning::Force::kDirect
-                       : config.algorithm == "tree"         ? Tuning::Force::kTree
-                       : config.algorithm == "halvingdoubling" ? Tuning::Force::kHalvingDoubling
-                       : config.algorithm == "hierarchical" ? Tuning::Force::kHierarchical
-                                                            : Tuning::Force::kAuto;
+  team_.tuning.allowed = AlgorithmFilter::parse(config.algorithm);
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
   team_.tuning.directMinBytes = config.directMinBytes;
   team_.tuning.treeMaxBytes = config.treeMaxBytes;
@@ -154,8 +148,10 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
   const std::string whyNoSingleCopy = connections_->peerMemoryUnavailable();
   // A forced algorithm is never silently replaced: a benchmark or test that
   // asked for single-copy reads must not measure the FIFOs instead.
-  if (config_.algorithm == "direct" && connections_->peerMemory() == nullptr)
-    fail(loomUnsupported, "LOOM_ALGO=direct needs single-copy reads of peers' memory, which are off: " +
+  const TunedCollective directOnly = team_.tuning.allowed.anyLeftOnly(TunedAlgorithm::kDirect);
+  if (directOnly != TunedCollective::kCount && connections_->peerMemory() == nullptr)
+    fail(loomUnsupported, "LOOM_ALGO='" + config_.algorithm + "' leaves " + collectiveName(directOnly) +
+                              " only direct, which needs single-copy reads of peers' memory, and they are off: " +
                               whyNoSingleCopy + "; set LOOM_CMA=1, or unset LOOM_ALGO");
   if (team_.rank == 0) {
     if (connections_->peerMemory() != nullptr)
@@ -183,13 +179,16 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
 // three steps need every host to hold as many ranks.
 void Communicator::checkHierarchy() {
   const int perHost = team_.ranksPerHost = ranksPerHostIfEven(team_);
-  if (team_.tuning.force == Tuning::Force::kHierarchical && perHost == 0)
-    fail(loomUnsupported,
-         "LOOM_ALGO=hierarchical needs ranks on at least two hosts with as many on each, at least "
-         "two: this communicator has " +
-             describeHosts(team_) + "; unset LOOM_ALGO to let Loom choose");
-  const bool chosen = team_.tuning.force == Tuning::Force::kHierarchical ||
-                      (team_.tuning.force == Tuning::Force::kAuto && team_.peerMemory() == nullptr);
+  const AlgorithmFilter& allowed = team_.tuning.allowed;
+  const TunedCollective hierarchicalOnly = allowed.anyLeftOnly(TunedAlgorithm::kHierarchical);
+  if (hierarchicalOnly != TunedCollective::kCount && perHost == 0)
+    fail(loomUnsupported, "LOOM_ALGO='" + config_.algorithm + "' leaves " + collectiveName(hierarchicalOnly) +
+                              " only hierarchical, which needs ranks on at least two hosts with as many on each, "
+                              "at least two: this communicator has " +
+                              describeHosts(team_) + "; unset LOOM_ALGO to let Loom choose");
+  const bool chosen =
+      hierarchicalOnly != TunedCollective::kCount ||
+      (allowed.allows(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical) && team_.peerMemory() == nullptr);
   if (team_.rank == 0 && perHost > 0 && chosen)
     LOOM_INFO("INIT", team_.rank,
               describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
@@ -297,9 +296,9 @@ Outcome Communicator::beginOperation(Operation& op) {
   wait.call = op.isCollective() ? &op.call : nullptr;
   FlightRecorder::started(op.record, op.sequence);
   if (op.record != nullptr) wait.algorithm = &op.record->algorithm;
-  wait.label = op.isCollective() ? MessageLabel::of(op.call)
-                                 : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype,
-                                                              op.args.tag);
+  wait.label = op.isCollective()
+                   ? MessageLabel::of(op.call)
+                   : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype, op.args.tag);
   wait.commName = &config_.name;
 
   Outcome outcome;

@@ -13,6 +13,7 @@
 #include "base/deadline.h"
 #include "base/env_value.h"
 #include "base/error.h"
+#include "collectives/algorithm_table.h"
 #include "transport/registry.h"
 
 namespace loom {
@@ -79,11 +80,7 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     config.transports = *transports;
   }
   if (auto algorithm = envValue("LOOM_ALGO")) {
-    if (*algorithm != "ring" && *algorithm != "allpairs" && *algorithm != "direct" && *algorithm != "tree" &&
-        *algorithm != "halvingdoubling" && *algorithm != "hierarchical")
-      fail(loomInvalidArgument,
-           "LOOM_ALGO='" + *algorithm +
-               "' is not ring, allpairs, direct, tree, halvingdoubling or hierarchical (unset it to let Loom choose)");
+    AlgorithmFilter::parse(*algorithm);  // refuses a malformed setting here, before any rank waits
     config.algorithm = *algorithm;
   }
   config.topoFile = topologyFileFromEnvironment();

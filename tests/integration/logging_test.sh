@@ -45,6 +45,23 @@ grep -q "LOOM INFO TUNING" "$dir/excluded" || fail "^init dropped TUNING lines t
   fail "^init should leave only the two banners as INIT lines: $(grep "LOOM INFO INIT" "$dir/excluded")"
 echo "ok: LOOM_DEBUG_SUBSYS=^init"
 
+# LOOM_ALGO in NCCL_ALGO's syntax: each collective takes what its entry
+# allows, and the TUNING line says why; what nothing allowed can run takes
+# the ring, saying so. The results are checked by the program itself.
+LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=TUNING LOOM_ALGO='^ring;allreduce:halvingdoubling;broadcast:tree' \
+  "$loomrun" -n 3 --timeout 120 "$program" > /dev/null 2> "$dir/algo" || fail "the LOOM_ALGO job failed: $(cat "$dir/algo")"
+grep -qE "TUNING AllReduce of [0-9]+ bytes on 3 ranks: halvingdoubling \(the only one LOOM_ALGO allows\)" "$dir/algo" ||
+  fail "no halvingdoubling AllReduce: $(cat "$dir/algo")"
+grep -qE "TUNING Broadcast of [0-9]+ bytes on 3 ranks: tree \(the only one LOOM_ALGO allows\)" "$dir/algo" ||
+  fail "no tree Broadcast: $(cat "$dir/algo")"
+grep -qE "TUNING AllGather of [0-9]+ bytes on 3 ranks: ring \(LOOM_ALGO allows nothing that can run this call, so the ring runs it\)" "$dir/algo" ||
+  fail "AllGather's fallback to the ring is not explained: $(cat "$dir/algo")"
+! grep -qE "TUNING AllReduce .*: (ring|allpairs) " "$dir/algo" || fail "AllReduce took what LOOM_ALGO excluded: $(cat "$dir/algo")"
+LOOM_ALGO='allgather:tree' "$loomrun" -n 2 --timeout 120 "$program" > /dev/null 2> "$dir/badalgo" && fail "LOOM_ALGO='allgather:tree' was accepted"
+grep -q "LOOM_ALGO='allgather:tree': AllGather would have no algorithm left; AllGather runs with ring, direct, registered, hierarchical, hostleaders" "$dir/badalgo" ||
+  fail "no sentence for LOOM_ALGO='allgather:tree': $(cat "$dir/badalgo")"
+echo "ok: LOOM_ALGO per collective"
+
 # VERSION: the banner, once per process, and nothing else.
 LOOM_DEBUG=version "$loomrun" -n 2 --timeout 120 "$program" > /dev/null 2> "$dir/version" || fail "the VERSION job failed"
 [ "$(grep -c "^Loom version $version (" "$dir/version")" -eq 2 ] || fail "VERSION printed: $(cat "$dir/version")"

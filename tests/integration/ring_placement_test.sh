@@ -51,7 +51,7 @@ grep -q 'LOOM INFO INIT 2 hosts with 2 and 2 ranks: AllReduce, AllGather and Red
   fail "init did not announce the hierarchical AllReduce"
 grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 4 ranks: hierarchical \(' "$out" ||
   fail "large AllReduce did not run within hosts, then across them"
-grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 4 ranks: host leaders (' "$out" ||
+grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 4 ranks: hostleaders (' "$out" ||
   fail "8-byte AllReduce did not go through one leader per host"
 echo "ok: 2 interleaved fake hosts: ring 0 2 1 3, shm inside, TCP across, hierarchical AllReduce, exact results"
 LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 3 6 || fail "run on 3 interleaved fake hosts failed"
@@ -62,7 +62,7 @@ grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 6 ranks: hierarchical \(
 # Local-index teams here are not all in host order (ranks 2 4 on hosts 2 1);
 # the leaders' (ranks 0 1 2) always is, and the perf suite checks every
 # rank's result.
-grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 6 ranks: host leaders (' "$out" ||
+grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 6 ranks: hostleaders (' "$out" ||
   fail "8-byte AllReduce on 3 hosts did not go through one leader per host"
 echo "ok: 3 interleaved fake hosts: ring 0 3 1 4 2 5, hierarchical AllReduce, exact results"
 # Hosts met out of rank order: ranks 0 and 3 on one, 1 and 2 on the other,
@@ -76,7 +76,7 @@ for program in all_reduce all_gather reduce_scatter; do
   # Small AllReduce and AllGather go through the leaders, ranks 0 and 1;
   # host a's blocks (ranks 0 and 3) travel packed between them.
   if [[ $program != reduce_scatter ]]; then
-    grep -Eq 'LOOM INFO TUNING (AllReduce|AllGather) of [0-9]+ bytes on 4 ranks: host leaders \(' "$out" ||
+    grep -Eq 'LOOM INFO TUNING (AllReduce|AllGather) of [0-9]+ bytes on 4 ranks: hostleaders \(' "$out" ||
       fail "small $program on hosts a b b a did not go through one leader per host"
   fi
   grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "$program results were not exact on hosts a b b a"
@@ -88,7 +88,7 @@ LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 5 || fail "run on 2 un
 grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 5 ranks: ring' "$out" ||
   fail "hosts of 3 and 2 ranks did not keep the flat ring"
 ! grep -q 'hierarchical' "$out" || fail "hosts of 3 and 2 ranks ran a hierarchical AllReduce"
-grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 5 ranks: host leaders (' "$out" ||
+grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 5 ranks: hostleaders (' "$out" ||
   fail "8-byte AllReduce on hosts of 3 and 2 ranks did not go through one leader per host"
 grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 unequal fake hosts"
 echo "ok: fake hosts of 3 and 2 ranks: flat ring, small AllReduce through leaders, exact results"

@@ -20,13 +20,12 @@ namespace loom::test {
 namespace log_allreduce {
 
 struct Case {
-  Tuning::Force force;
+  bool tree;  // else halving/doubling
   int nranks;
 };
 
 std::string caseName(const testing::TestParamInfo<Case>& info) {
-  return std::string(info.param.force == Tuning::Force::kTree ? "DoubleTree" : "HalvingDoubling") +
-         std::to_string(info.param.nranks);
+  return std::string(info.param.tree ? "DoubleTree" : "HalvingDoubling") + std::to_string(info.param.nranks);
 }
 
 std::vector<Case> allCases() {
@@ -34,8 +33,8 @@ std::vector<Case> allCases() {
   for (int n = 1; n <= 17; ++n) counts.push_back(n);
   for (int n : {24, 32, 64}) counts.push_back(n);
   std::vector<Case> cases;
-  for (Tuning::Force force : {Tuning::Force::kTree, Tuning::Force::kHalvingDoubling})
-    for (int n : counts) cases.push_back({force, n});
+  for (bool tree : {true, false})
+    for (int n : counts) cases.push_back({tree, n});
   return cases;
 }
 
@@ -53,7 +52,7 @@ class AllReduceAlgorithmsTest : public testing::TestWithParam<Case> {
   std::vector<std::unique_ptr<FabricRank>> ranks() const {
     FabricOptions options;
     options.nranks = GetParam().nranks;
-    options.tuning.force = GetParam().force;
+    options.tuning.allowed = AlgorithmFilter::parse(GetParam().tree ? "tree" : "halvingdoubling");
     options.faults.maxDelayMicros = GetParam().nranks <= 17 ? 30 : 0;
     options.faults.seed = 5;
     options.timeoutMs = 120000;

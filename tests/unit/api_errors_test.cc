@@ -253,7 +253,10 @@ TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
     const char* value;
     const char* sentence;
   } cases[] = {
-      {"LOOM_ALGO", "fast", "LOOM_ALGO='fast' is not ring, allpairs, direct, tree, halvingdoubling or hierarchical"},
+      {"LOOM_ALGO", "fast",
+       "LOOM_ALGO='fast': 'fast' is not an algorithm; the algorithms are allpairs, ring, tree, halvingdoubling, "
+       "direct, registered, hierarchical, hostleaders"},
+      {"LOOM_ALGO", "allgather:tree", "LOOM_ALGO='allgather:tree': AllGather would have no algorithm left"},
       {"LOOM_CMA", "yes", "LOOM_CMA='yes' is not 0 or 1"},
       {"LOOM_MEM_SLOTS", "1", "LOOM_MEM_SLOTS='1' is not an integer between 2 and 1024"},
       {"LOOM_MEM_SLOT_BYTES", "100", "LOOM_MEM_SLOT_BYTES"},

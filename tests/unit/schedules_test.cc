@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,26 +25,14 @@ struct Layout {
 
 struct Case {
   Layout layout;
-  Tuning::Force force;
+  const char* algorithm;  // LOOM_ALGO's setting; "" lets Loom choose
   bool singleCopy;
 };
 
-const char* forceName(Tuning::Force force) {
-  switch (force) {
-    case Tuning::Force::kAuto: return "Auto";
-    case Tuning::Force::kRing: return "Ring";
-    case Tuning::Force::kAllPairs: return "AllPairs";
-    case Tuning::Force::kDirect: return "Direct";
-    case Tuning::Force::kTree: return "Tree";
-    case Tuning::Force::kHalvingDoubling: return "HalvingDoubling";
-    case Tuning::Force::kHierarchical: return "Hierarchical";
-  }
-  return "?";
-}
-
 std::string caseName(const testing::TestParamInfo<Case>& info) {
-  return std::string(info.param.layout.name) + "_" + forceName(info.param.force) +
-         (info.param.singleCopy ? "_SingleCopy" : "");
+  std::string algorithm = *info.param.algorithm ? info.param.algorithm : "auto";
+  algorithm[0] = static_cast<char>(std::toupper(algorithm[0]));
+  return std::string(info.param.layout.name) + "_" + algorithm + (info.param.singleCopy ? "_SingleCopy" : "");
 }
 
 bool evenHosts(const Layout& layout) {
@@ -69,14 +58,14 @@ std::vector<Case> allCases() {
   };
   std::vector<Case> cases;
   for (const Layout& layout : layouts) {
-    cases.push_back({layout, Tuning::Force::kAuto, true});
-    cases.push_back({layout, Tuning::Force::kAuto, false});
-    cases.push_back({layout, Tuning::Force::kRing, false});
-    cases.push_back({layout, Tuning::Force::kAllPairs, false});
-    cases.push_back({layout, Tuning::Force::kTree, false});
-    cases.push_back({layout, Tuning::Force::kHalvingDoubling, false});
-    cases.push_back({layout, Tuning::Force::kDirect, true});
-    if (evenHosts(layout)) cases.push_back({layout, Tuning::Force::kHierarchical, false});
+    cases.push_back({layout, "", true});
+    cases.push_back({layout, "", false});
+    cases.push_back({layout, "ring", false});
+    cases.push_back({layout, "allpairs", false});
+    cases.push_back({layout, "tree", false});
+    cases.push_back({layout, "halvingdoubling", false});
+    cases.push_back({layout, "direct", true});
+    if (evenHosts(layout)) cases.push_back({layout, "hierarchical", false});
   }
   return cases;
 }
@@ -98,7 +87,7 @@ class SchedulesTest : public testing::TestWithParam<Case> {
     FabricOptions options;
     options.nranks = static_cast<int>(GetParam().layout.hostOf.size());
     options.hostOf = GetParam().layout.hostOf;
-    options.tuning.force = GetParam().force;
+    options.tuning.allowed = AlgorithmFilter::parse(GetParam().algorithm);
     options.faults.singleCopy = GetParam().singleCopy;
     options.faults.maxDelayMicros = 50;
     options.faults.seed = 11;
