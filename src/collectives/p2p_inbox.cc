@@ -6,7 +6,14 @@ namespace loom {
 
 void PointToPointInbox::stopWaiting(int tag) {
   auto at = waiting_.find(tag);
-  if (at != waiting_.end() && at->second > 0) --at->second;  // the entry stays: no allocation per Recv
+  if (at == waiting_.end() || at->second == 0) return;
+  if (--at->second == 0 && tag != 0) waiting_.erase(at);
+}
+
+bool PointToPointInbox::stashedForAWaitingRecv() const {
+  for (const auto& [tag, queue] : stash_)
+    if (!queue.empty() && queue.front().complete && someoneWaits(tag)) return true;
+  return false;
 }
 
 PointToPointInbox::Stashed* PointToPointInbox::oldest(int tag) {
@@ -27,11 +34,6 @@ PointToPointInbox::Stashed& PointToPointInbox::stash(const MessageLabel& label) 
   return queue.back();
 }
 
-uint64_t PointToPointInbox::delivered(int tag) const {
-  auto at = delivered_.find(tag);
-  return at == delivered_.end() ? 0 : at->second;
-}
-
 void PostedRecvs::posted(uint64_t sequence, int peer, int tag) {
   std::lock_guard<std::mutex> lock(mutex_);
   pending_[{peer, tag}].push_back(sequence);
@@ -50,7 +52,19 @@ void PostedRecvs::ended(uint64_t sequence, int peer, int tag) {
     if (it == queue.end()) return;
     queue.erase(it);
   }
+  if (queue.empty() && tag != 0) pending_.erase(at);
   if (peer == kAnySource) anySource_.fetch_sub(1, std::memory_order_release);
+}
+
+size_t PostedRecvs::keysHeld() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pending_.size();
+}
+
+size_t PointToPointInboxes::tagsHeld() const {
+  size_t held = posted_.keysHeld();
+  for (const PointToPointInbox& inbox : inboxes_) held += inbox.tagsHeld();
+  return held;
 }
 
 bool PostedRecvs::firstFor(uint64_t sequence, int peer, int tag) const {

@@ -1,14 +1,16 @@
 // Tag matching for point-to-point messages. Messages from a peer arrive on
 // one FIFO in the order that peer sent them, each labeled with its tag and
-// its number among the pair's messages of that tag. A Recv takes the next
-// message of its own tag: from the inbox's stash if one arrived earlier,
-// otherwise from the FIFO. A message at the head of the FIFO whose tag no
-// running Recv waits for is moved into the stash (copied out of its slots),
-// so that the FIFO keeps moving and Recvs of different tags complete in
+// its number among all the pair's messages. A Recv takes the next message
+// of its own tag: from the inbox's stash if one arrived earlier, otherwise
+// from the FIFO. A message at the head of the FIFO whose tag no running
+// Recv waits for is moved into the stash (copied out of its slots), so
+// that the FIFO keeps moving and Recvs of different tags complete in
 // whatever order the application posted them, as MPI's tag matching
 // allows; messages of one tag between a pair still match in posting order.
-// The engine drives every operation of a communicator from one thread at a
-// time, so an inbox needs no lock.
+// Nothing is kept per tag once its Recvs and stashed messages are gone, so
+// a job that uses a new tag for every message holds no more state than one
+// that uses one tag. The engine drives every operation of a communicator
+// from one thread at a time, so an inbox needs no lock.
 #pragma once
 
 #include <atomic>
@@ -26,14 +28,6 @@
 #include "transport/message_label.h"
 
 namespace loom {
-
-// The waitable kept in `kept` for `tag`, made by `make` the first time.
-template <typename Make>
-Waitable& keptFor(std::map<int, std::unique_ptr<Waitable>>& kept, int tag, Make& make) {
-  std::unique_ptr<Waitable>& slot = kept[tag];
-  if (!slot) slot = make();
-  return *slot;
-}
 
 class PointToPointInbox {
  public:
@@ -63,25 +57,31 @@ class PointToPointInbox {
   Stashed* oldest(int tag);
   void dropOldest(int tag);
   Stashed& stash(const MessageLabel& label);
-  // Messages of `tag` handed to Recvs so far: the next one's label must
-  // carry this plus one (a message number counts its pair's messages of
-  // its tag, in sending order).
-  uint64_t delivered(int tag) const;
-  void deliver(int tag) { ++delivered_[tag]; }
+  // Whether a complete stashed message waits for a Recv that runs now.
+  bool stashedForAWaitingRecv() const;
+  // Messages taken off the FIFO so far (read in place or stashed): the
+  // head's label must carry this plus one, as the sender numbers all its
+  // messages to this rank, of every tag, in sending order.
+  uint64_t nextOffFifo() const { return takenOffFifo_ + 1; }
+  void tookOffFifo() { ++takenOffFifo_; }
 
-  // What a Recv of `tag` from this inbox's sender parks on, kept here because the engine may still
-  // touch a waitable after the operation parked on it has failed (made by
-  // `make` the first time).
+  // What a Recv from this inbox's sender parks on, kept because the engine
+  // may still touch a waitable after the operation parked on it has failed
+  // (made by `make` the first time).
   template <typename Make>
-  Waitable& arrivals(int tag, Make&& make) {
-    return keptFor(arrivals_, tag, make);
+  Waitable& arrivals(Make&& make) {
+    if (!arrivals_) arrivals_ = make();
+    return *arrivals_;
   }
 
+  // Tags with state here (Recvs waiting, messages stashed): for tests.
+  size_t tagsHeld() const { return waiting_.size() + stash_.size(); }
+
  private:
-  std::map<int, std::unique_ptr<Waitable>> arrivals_;
-  std::map<int, int> waiting_;
+  std::unique_ptr<Waitable> arrivals_;
+  std::map<int, int> waiting_;  // tag 0's entry stays once made: no allocation per plain Recv
   std::map<int, std::deque<Stashed>> stash_;
-  std::map<int, uint64_t> delivered_;
+  uint64_t takenOffFifo_ = 0;
   bool busy_ = false;
 };
 
@@ -98,12 +98,15 @@ class PostedRecvs {
   // Whether no Recv posted before `sequence` could take `peer`'s next
   // message of `tag`.
   bool firstFor(uint64_t sequence, int peer, int tag) const;
+  // Keys with Recvs pending: for tests.
+  size_t keysHeld() const;
 
  private:
   mutable std::mutex mutex_;
   // By (peer or kAnySource, tag), in posting order: the Recvs of one such
   // key share a lane, so they end in that order too (a failure ends them
-  // all, in any order).
+  // all, in any order). A key of tag 0 stays once made (no allocation per
+  // plain Recv); another goes with its last Recv.
   std::map<std::pair<int, int>, std::deque<uint64_t>> pending_;
   // Recvs from any source pending: while there are none, a Recv's lane
   // (posting order per peer and tag) is all the order there is.
@@ -115,17 +118,19 @@ class PointToPointInboxes {
   void resize(int nranks) { inboxes_.resize(static_cast<size_t>(nranks)); }
   PointToPointInbox& from(int rank) { return inboxes_[static_cast<size_t>(rank)]; }
   PostedRecvs& posted() { return posted_; }
-  // What Recvs from any source park on, per tag (as
-  // PointToPointInbox::arrivals).
+  // What Recvs from any source park on (as PointToPointInbox::arrivals).
   template <typename Make>
-  Waitable& anySourceArrivals(int tag, Make&& make) {
-    return keptFor(anySource_, tag, make);
+  Waitable& anySourceArrivals(Make&& make) {
+    if (!anySource_) anySource_ = make();
+    return *anySource_;
   }
+  // Tags with state in any inbox, and keys of pending Recvs: for tests.
+  size_t tagsHeld() const;
 
  private:
   std::vector<PointToPointInbox> inboxes_;
   PostedRecvs posted_;
-  std::map<int, std::unique_ptr<Waitable>> anySource_;
+  std::unique_ptr<Waitable> anySource_;
 };
 
 }  // namespace loom

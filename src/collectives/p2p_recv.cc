@@ -39,22 +39,23 @@ struct TurnOn {
   void await_resume() {}
 };
 
-// What a Recv of one tag waits on: its senders' FIFOs, and their inboxes,
-// which the other Recvs change. Its message may reach a stash while it
-// waits (another Recv set it aside), with nothing more to come on the FIFO.
-// Ready may be early (the message at a head is an earlier Recv's): the
-// Recv then looks, and parks again.
+// What a Recv waits on: its senders' FIFOs, and their inboxes, which the
+// other Recvs change. One per sender (and one for Recvs from any source),
+// whatever the tag, so that no state stays behind per tag: it is ready when
+// a FIFO has a message no Recv is reading, or a stash holds a complete
+// message some running Recv waits for (its message may reach a stash while
+// it waits, another Recv having set it aside, with nothing more to come on
+// the FIFO). Ready may be early (the message is another Recv's): a Recv
+// then looks, and parks again.
 class Arrivals final : public Waitable {
  public:
-  Arrivals(std::vector<Sender> senders, int tag, bool anySource)
-      : senders_(std::move(senders)), tag_(tag), anySource_(anySource) {}
+  Arrivals(std::vector<Sender> senders, bool anySource) : senders_(std::move(senders)), anySource_(anySource) {}
   // -1 for a Recv from any source: the engine's sentences say "any rank".
   int peer() const override { return anySource_ ? -1 : senders_[0].rank; }
   size_t slotBytes() const override { return senders_[0].from->slotBytes(); }
   bool ready() override {
     for (const Sender& s : senders_) {
-      const PointToPointInbox::Stashed* early = s.inbox->oldest(tag_);
-      if (early != nullptr && early->complete) return true;
+      if (s.inbox->stashedForAWaitingRecv()) return true;
       if (!s.inbox->busy() && s.from->ready()) return true;
     }
     return false;
@@ -88,7 +89,6 @@ class Arrivals final : public Waitable {
 
  private:
   const std::vector<Sender> senders_;
-  int tag_;
   bool anySource_;
 };
 
@@ -123,6 +123,16 @@ class ReadingHead {
   PointToPointInbox& inbox_;
 };
 
+// The message at the head of a sender's FIFO must be the next of the
+// pair's stream; taking it off moves the stream on.
+void checkStreamPosition(PointToPointInbox& inbox, const MessageLabel& head, int sender, const WaitContext& wait) {
+  if (head.number != inbox.nextOffFifo())
+    fail(loomInternalError, wait.describe() + ": the point-to-point stream from rank " + std::to_string(sender) +
+                                " is out of step: its next message is labeled " + head.describe() +
+                                ", this rank expects message #" + std::to_string(inbox.nextOffFifo()) + " from it");
+  inbox.tookOffFifo();
+}
+
 // Copies the message at the head of `from`, every slot of it, into the
 // inbox's stash. Its label comes off the wire: it is checked before its
 // size is trusted, and every later slot must carry the same label.
@@ -136,6 +146,7 @@ Task<> stashHead(PointToPointInbox& inbox, RecvConnection& from, int sender, con
                               " sent a point-to-point message labeled " + label.describe() +
                               ", which no Send writes (the two ranks run different builds of Loom, or the bytes "
                               "were corrupted)");
+  checkStreamPosition(inbox, label, sender, wait);
   PointToPointInbox::Stashed& stashed = inbox.stash(label);
   const size_t chunk = std::max<size_t>(1, from.slotBytes() / elementSize);
   size_t start = 0;
@@ -156,7 +167,7 @@ Task<> stashHead(PointToPointInbox& inbox, RecvConnection& from, int sender, con
 }
 
 // What the Recv waits on, made the first time its sender (or any source)
-// and tag are asked for, and kept: a Recv allocates nothing for it.
+// is asked for, and kept: a Recv allocates nothing for it.
 Arrivals& arrivalsOf(const Team& team, const CollectiveArgs& args) {
   const bool anySource = args.root == PostedRecvs::kAnySource;
   auto make = [&] {
@@ -166,18 +177,17 @@ Arrivals& arrivalsOf(const Team& team, const CollectiveArgs& args) {
       const int rank = team.peerOf(index);
       senders.push_back({rank, &team.recvFrom(index, Channel::kPointToPoint), &team.inboxes->from(rank)});
     }
-    return std::make_unique<Arrivals>(std::move(senders), args.tag, anySource);
+    return std::make_unique<Arrivals>(std::move(senders), anySource);
   };
-  Waitable& kept = anySource ? team.inboxes->anySourceArrivals(args.tag, make)
-                             : team.inboxes->from(team.peerOf(args.root)).arrivals(args.tag, make);
+  Waitable& kept =
+      anySource ? team.inboxes->anySourceArrivals(make) : team.inboxes->from(team.peerOf(args.root)).arrivals(make);
   return static_cast<Arrivals&>(kept);
 }
 
-// The Recv takes the next message of its tag from `s`: the label it must
+// The Recv takes `message` (its label as sent) from `s`: the label it must
 // carry, and the sender for a Recv from any source.
-void matched(const Sender& s, const CollectiveArgs& args, const WaitContext& wait) {
-  wait.label = MessageLabel::pointToPoint(s.inbox->delivered(args.tag) + 1, args.count, args.dtype, args.tag);
-  s.inbox->deliver(args.tag);
+void matched(const Sender& s, const MessageLabel& message, const CollectiveArgs& args, const WaitContext& wait) {
+  wait.label = MessageLabel::pointToPoint(message.number, args.count, args.dtype, args.tag);
   if (args.source != nullptr) *args.source = s.rank;
 }
 
@@ -197,7 +207,7 @@ Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const Wait
       if (!posted.firstFor(wait.sequence, s.rank, args.tag)) continue;  // an earlier Recv takes it
       // A message of this tag that came before any Recv asked is the next one.
       if (PointToPointInbox::Stashed* early = s.inbox->oldest(args.tag); early != nullptr && early->complete) {
-        matched(s, args, wait);
+        matched(s, early->label, args, wait);
         if (!(early->label == wait.label)) checkLabel(early->label, s.rank, wait);
         if (!early->bytes.empty()) std::memcpy(out, early->bytes.data(), early->bytes.size());
         s.inbox->dropOldest(args.tag);
@@ -208,6 +218,8 @@ Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const Wait
       if (head == nullptr) continue;
       const MessageLabel label = s.from->labelOf(head);
       if (label.kind == OperationKind::kSend && label.root == args.tag) {
+        checkStreamPosition(*s.inbox, label, s.rank, wait);
+        matched(s, label, args, wait);
         chosen = &s;  // read in place
         break;
       }
@@ -222,7 +234,6 @@ Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const Wait
     if (chosen == nullptr && !stashed) co_await TurnOn{arrivals, wait};
   }
   ReadingHead reading(*chosen->inbox);
-  matched(*chosen, args, wait);
   const size_t chunk = prims.chunkElements(chosen->from->slotBytes());
   size_t start = 0;
   do {

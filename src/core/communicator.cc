@@ -263,7 +263,7 @@ void Communicator::number(Operation& op, const char* name, const CollectiveCall*
     op.call = *call;
     op.call.number = ++collectives_;
   } else if (lane.kind == Lane::Kind::kSend) {
-    op.messageNumber = op.args.tag == 0 ? ++sentTo_[lane.peer] : ++taggedSentTo_[{lane.peer, op.args.tag}];
+    op.messageNumber = ++sentTo_[lane.peer];  // every tag's: the receiver checks the pair's stream
   } else if (lane.kind == Lane::Kind::kRecv) {
     inboxes_.posted().posted(op.sequence, lane.peer, lane.tag);
   }

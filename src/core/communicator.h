@@ -115,11 +115,10 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   FlightRecorder recorder_;
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
-  // Messages sent, per peer and tag: tag 0's by peer, the others by (peer,
-  // tag). A message's number counts its pair's messages of its tag; a Recv
-  // learns the number when it matches (p2p_inbox.h).
+  // Messages sent, per peer, of every tag: a message's number is its place
+  // in the pair's stream, which the receiver checks as it takes messages
+  // off the FIFO; a Recv learns the number when it matches (p2p_inbox.h).
   std::vector<uint64_t> sentTo_;
-  std::map<std::pair<int, int>, uint64_t> taggedSentTo_;
   PointToPointInboxes inboxes_;
 
   UserOps userOps_;

@@ -55,7 +55,7 @@ struct Operation {
   const char* name = "";
   uint64_t sequence = 0;                    // every operation of the communicator
   CollectiveCall call;                      // number 0 for Send/Recv; else the arrival board's number and arguments
-  uint64_t messageNumber = 0;               // Send: its message's number among the pair's of its tag
+  uint64_t messageNumber = 0;               // Send: its message's number among all the pair's
   FlightRecorder::Entry* record = nullptr;  // its line in the communicator's flight recorder
   Lane lane;
   // The schedule: step(team, args, wait) for the collectives and Send/Recv

@@ -31,9 +31,9 @@ struct MessageLabel {
   bool operator==(const MessageLabel&) const = default;
 
   static MessageLabel of(const CollectiveCall& call);
-  // The label of message `number` of `tag` from a sender to a receiver;
-  // the Send writes it, the matching Recv expects it. The tag travels in
-  // `root`, which no point-to-point message otherwise uses.
+  // The label of message `number` (among all from a sender to a receiver)
+  // of `tag`: the Send writes it, the matching Recv expects it. The tag
+  // travels in `root`, which no point-to-point message otherwise uses.
   static MessageLabel pointToPoint(uint64_t number, uint64_t count, int dtype, int tag = 0);
   // The call it labels, to describe ("AllReduce #3 of 100 float32 (sum)",
   // "Send #2 of 100 float32").

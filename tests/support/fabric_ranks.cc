@@ -101,7 +101,7 @@ OperationPtr FabricRank::send(int peer, const void* buffer, size_t count, loomDa
   op->args.dtype = dtype;
   op->args.root = peer;
   op->args.tag = tag;
-  op->messageNumber = ++sentTo_[{peer, tag}];
+  op->messageNumber = ++sentTo_[peer];
   return op;
 }
 

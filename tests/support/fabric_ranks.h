@@ -41,6 +41,7 @@ class FabricRank final : public EngineHost {
   Engine& engine() { return *engine_; }
   mem::Fabric& fabric() { return *fabric_; }
   Connections& connections() { return *connections_; }
+  const PointToPointInboxes& inboxes() const { return inboxes_; }
   // loomCommAbort's flag, which the engine's waits look at.
   void abort() {
     aborted_.store(true);
@@ -78,7 +79,7 @@ class FabricRank final : public EngineHost {
   std::shared_ptr<Engine> engine_;
   uint64_t operations_ = 0;
   uint64_t collectives_ = 0;
-  std::map<std::pair<int, int>, uint64_t> sentTo_;  // by (peer, tag)
+  std::map<int, uint64_t> sentTo_;  // by peer, every tag's messages
   PointToPointInboxes inboxes_;
   std::string name_ = "fabric";
   mutable std::mutex brokenMutex_;
