@@ -35,6 +35,8 @@ const AlgorithmRow kRows[] = {
      "within hosts, across them, within them again"},
     {TunedAlgorithm::kHostLeaders, "hostleaders", kAllReduce | kAllGather,
      "through one leader per host, which alone crosses the network"},
+    {TunedAlgorithm::kDissemination, "dissemination", kBarrier,
+     "log2(P) rounds, each rank signalling the rank 2^k ahead on the ring"},
 };
 static_assert(sizeof(kRows) / sizeof(kRows[0]) == kTunedAlgorithms, "one row per algorithm");
 

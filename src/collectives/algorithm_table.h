@@ -19,6 +19,7 @@ enum class TunedAlgorithm {
   kRegistered,
   kHierarchical,
   kHostLeaders,
+  kDissemination,
   kCount
 };
 

@@ -50,6 +50,7 @@ Task<> directScatter(const Team& team, const CollectiveArgs& args, const WaitCon
 Task<> pointToPointSend(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> ringBarrier(const Team& team, const WaitContext& wait);
+Task<> disseminationBarrier(const Team& team, const WaitContext& wait);  // log2(P) rounds
 
 // Entry points that pick the algorithm (all_pairs.h for small messages,
 // direct.h for large ones where peers' memory is readable, the ring

@@ -209,12 +209,17 @@ Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& w
 
 Task<> barrier(const Team& team, const WaitContext& wait) {
   if (team.nranks == 1) return nothingToDo();
-  const bool allPairs = Allowed(team, TunedCollective::kBarrier).may(TunedAlgorithm::kAllPairs);
-  noteAlgorithm(team, wait, TunedCollective::kBarrier, allPairs ? TunedAlgorithm::kAllPairs : TunedAlgorithm::kRing, 0);
-  if (allPairs)
+  const Allowed allowed(team, TunedCollective::kBarrier);
+  if (allowed.may(TunedAlgorithm::kAllPairs)) {
+    noteAlgorithm(team, wait, TunedCollective::kBarrier, TunedAlgorithm::kAllPairs, 0);
     return allPairsBarrier(team, wait);
-  else
+  } else if (allowed.may(TunedAlgorithm::kDissemination)) {
+    noteAlgorithm(team, wait, TunedCollective::kBarrier, TunedAlgorithm::kDissemination, 0);
+    return disseminationBarrier(team, wait);
+  } else {
+    noteAlgorithm(team, wait, TunedCollective::kBarrier, TunedAlgorithm::kRing, 0);
     return ringBarrier(team, wait);
+  }
 }
 
 }  // namespace loom

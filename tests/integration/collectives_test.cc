@@ -542,23 +542,31 @@ TEST_P(CollectivesTest, SendRecvAroundTheRing) {
   });
 }
 
+// Under the default (all-pairs) and under each other Barrier algorithm.
 TEST_P(CollectivesTest, BarrierHoldsEveryRankUntilAllArrive) {
   // Shared with forked ranks too: mapped before the harness forks.
   constexpr int kRounds = 3;
+  const char* const algorithms[] = {"", "barrier:dissemination", "barrier:ring"};
+  constexpr int kCounters = kRounds * 3;
   auto* arrivals = static_cast<std::atomic<int>*>(
-      mmap(nullptr, sizeof(std::atomic<int>) * kRounds, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+      mmap(nullptr, sizeof(std::atomic<int>) * kCounters, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(arrivals, MAP_FAILED);
-  for (int i = 0; i < kRounds; ++i) new (&arrivals[i]) std::atomic<int>(0);
-  runRanks(mode(), nranks(), [arrivals](const RankContext& ctx) {
-    for (int round = 0; round < kRounds; ++round) {
-      // Late ranks arrive last: the barrier must hold the early ones.
-      std::this_thread::sleep_for(std::chrono::milliseconds(10 * ((ctx.rank + round) % ctx.nranks)));
-      arrivals[round].fetch_add(1);
-      expectOk(loomBarrier(ctx.comm, nullptr), ctx.comm, "Barrier");
-      EXPECT_EQ(arrivals[round].load(), ctx.nranks) << "rank " << ctx.rank << " left barrier " << round << " early";
-    }
-  });
-  munmap(arrivals, sizeof(std::atomic<int>) * kRounds);
+  for (int i = 0; i < kCounters; ++i) new (&arrivals[i]) std::atomic<int>(0);
+  for (int a = 0; a < 3; ++a) {
+    SCOPED_TRACE(algorithms[a]);
+    ScopedEnv force("LOOM_ALGO", algorithms[a]);
+    std::atomic<int>* mine = arrivals + a * kRounds;
+    runRanks(mode(), nranks(), [mine](const RankContext& ctx) {
+      for (int round = 0; round < kRounds; ++round) {
+        // Late ranks arrive last: the barrier must hold the early ones.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10 * ((ctx.rank + round) % ctx.nranks)));
+        mine[round].fetch_add(1);
+        expectOk(loomBarrier(ctx.comm, nullptr), ctx.comm, "Barrier");
+        EXPECT_EQ(mine[round].load(), ctx.nranks) << "rank " << ctx.rank << " left barrier " << round << " early";
+      }
+    });
+  }
+  munmap(arrivals, sizeof(std::atomic<int>) * kCounters);
 }
 
 // Hierarchical AllReduce, AllGather and ReduceScatter (hierarchical.h) on

@@ -35,6 +35,8 @@ TEST(AlgorithmTableTest, EveryRowHasItsOwnNameAndServesSomething) {
     for (int b = 0; b < a; ++b) EXPECT_STRNE(row.name, algorithmName(static_cast<A>(b)));
   }
   EXPECT_STREQ(collectiveName(C::kReduceScatter), "ReduceScatter");
+  EXPECT_TRUE(algorithmRow(A::kDissemination).serves(C::kBarrier));
+  EXPECT_FALSE(algorithmRow(A::kDissemination).serves(C::kAllReduce));
 }
 
 TEST(AlgorithmTableTest, UnsetOrEmptyAllowsEverythingAndRestrictsNothing) {
@@ -74,7 +76,9 @@ TEST(AlgorithmTableTest, ACaretAllowsAllButTheNamed) {
   EXPECT_TRUE(filter.allows(C::kAllReduce, A::kRing));
   EXPECT_TRUE(filter.allows(C::kAllReduce, A::kHalvingDoubling));
   EXPECT_TRUE(filter.onlyAllows(C::kBroadcast, A::kRing));
-  EXPECT_TRUE(filter.onlyAllows(C::kBarrier, A::kRing));
+  EXPECT_FALSE(filter.allows(C::kBarrier, A::kAllPairs));
+  EXPECT_TRUE(filter.allows(C::kBarrier, A::kRing));
+  EXPECT_TRUE(filter.allows(C::kBarrier, A::kDissemination));
   // Nothing AllGather runs was excluded: not restricted.
   EXPECT_FALSE(filter.restricted(C::kAllGather));
 }
@@ -109,7 +113,8 @@ TEST(AlgorithmTableTest, BadSettingsAreRefusedSayingWhatAndTheChoices) {
                 .find("AllGather would have no algorithm left; AllGather runs with ring, "
                       "direct, registered, hierarchical, hostleaders"),
             std::string::npos);
-  EXPECT_NE(refusal("barrier:^allpairs,ring").find("Barrier would have no algorithm left"), std::string::npos);
+  EXPECT_NE(refusal("barrier:^allpairs,ring,dissemination").find("Barrier would have no algorithm left"),
+            std::string::npos);
   EXPECT_NE(refusal("ring;;allreduce:tree").find("entry 2 is empty"), std::string::npos);
   EXPECT_NE(refusal("allreduce:").find("'allreduce:' names no algorithm"), std::string::npos);
   EXPECT_NE(refusal("^").find("names no algorithm"), std::string::npos);

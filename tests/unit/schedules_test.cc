@@ -64,6 +64,7 @@ std::vector<Case> allCases() {
     cases.push_back({layout, "allpairs", false});
     cases.push_back({layout, "tree", false});
     cases.push_back({layout, "halvingdoubling", false});
+    cases.push_back({layout, "dissemination", false});
     cases.push_back({layout, "direct", true});
     if (evenHosts(layout)) cases.push_back({layout, "hierarchical", false});
   }
