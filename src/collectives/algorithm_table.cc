@@ -43,22 +43,25 @@ static_assert(sizeof(kRows) / sizeof(kRows[0]) == kTunedAlgorithms, "one row per
 const char* const kCollectiveNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "Barrier"};
 static_assert(sizeof(kCollectiveNames) / sizeof(kCollectiveNames[0]) == kTunedCollectives, "one name each");
 
+// The algorithms that serve `c`, a bit each.
+uint32_t servingMask(TunedCollective c) {
+  uint32_t mask = 0;
+  for (const AlgorithmRow& row : kRows)
+    if (row.serves(c)) mask |= 1u << static_cast<int>(row.id);
+  return mask;
+}
+
 std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : ", ") + names[i];
   return out;
 }
 
-std::string algorithmsServing(TunedCollective c) {
+// "allpairs, ring, ...": the algorithms in `mask`, in table order.
+std::string namesOf(uint32_t mask) {
   std::vector<std::string> names;
   for (const AlgorithmRow& row : kRows)
-    if (row.serves(c)) names.push_back(row.name);
-  return join(names);
-}
-
-std::string everyAlgorithm() {
-  std::vector<std::string> names;
-  for (const AlgorithmRow& row : kRows) names.push_back(row.name);
+    if ((mask >> static_cast<int>(row.id)) & 1u) names.push_back(row.name);
   return join(names);
 }
 
@@ -98,10 +101,12 @@ const char* collectiveName(TunedCollective collective) {
 }
 
 AlgorithmFilter::AlgorithmFilter() {
-  for (int c = 0; c < kTunedCollectives; ++c) {
-    allowed_[c] = kEveryAlgorithm;
-    restricted_[c] = false;
-  }
+  for (uint32_t& allowed : allowed_) allowed = kEveryAlgorithm;
+}
+
+bool AlgorithmFilter::restricted(TunedCollective collective) const {
+  const uint32_t serving = servingMask(collective);
+  return (allowed_[static_cast<int>(collective)] & serving) != serving;
 }
 
 TunedCollective AlgorithmFilter::anyLeftOnly(TunedAlgorithm algorithm) const {
@@ -145,25 +150,21 @@ AlgorithmFilter AlgorithmFilter::parse(const std::string& setting, const char* v
       int found = -1;
       for (int a = 0; a < kTunedAlgorithms; ++a)
         if (strcasecmp(name.c_str(), kRows[a].name) == 0) found = a;
-      if (found < 0) refuse("'" + name + "' is not an algorithm; the algorithms are " + everyAlgorithm());
+      if (found < 0) refuse("'" + name + "' is not an algorithm; the algorithms are " + namesOf(kEveryAlgorithm));
       named |= 1u << found;
     }
     for (int c = 0; c < kTunedCollectives; ++c) {
       if (only >= 0 && c != only) continue;
       const auto collective = static_cast<TunedCollective>(c);
-      uint32_t serving = 0;
-      for (const AlgorithmRow& row : kRows)
-        if (row.serves(collective)) serving |= 1u << static_cast<int>(row.id);
-      const uint32_t allowed = (except ? ~named : named) & serving;
+      const uint32_t allowed = (except ? ~named : named) & servingMask(collective);
       if (allowed == 0) {
         // A list for every collective limits those it can; naming one
         // collective with nothing to run it is an error.
         if (only < 0) continue;
         refuse(std::string(kCollectiveNames[c]) + " would have no algorithm left; " + kCollectiveNames[c] +
-               " runs with " + algorithmsServing(collective));
+               " runs with " + namesOf(servingMask(collective)));
       }
       filter.allowed_[c] = allowed;
-      filter.restricted_[c] = allowed != serving;
     }
   }
   return filter;

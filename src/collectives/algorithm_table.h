@@ -55,8 +55,8 @@ class AlgorithmFilter {
   bool allows(TunedCollective collective, TunedAlgorithm algorithm) const {
     return (allowed_[static_cast<int>(collective)] >> static_cast<int>(algorithm)) & 1u;
   }
-  // The setting limited this collective's algorithms.
-  bool restricted(TunedCollective collective) const { return restricted_[static_cast<int>(collective)]; }
+  // The setting excluded some algorithm that serves this collective.
+  bool restricted(TunedCollective collective) const;
   // The setting left this collective `algorithm` alone: it runs at every
   // size where it can.
   bool onlyAllows(TunedCollective collective, TunedAlgorithm algorithm) const {
@@ -66,8 +66,7 @@ class AlgorithmFilter {
   TunedCollective anyLeftOnly(TunedAlgorithm algorithm) const;
 
  private:
-  uint32_t allowed_[kTunedCollectives];
-  bool restricted_[kTunedCollectives];
+  uint32_t allowed_[kTunedCollectives];  // a bit per TunedAlgorithm
 };
 
 }  // namespace loom

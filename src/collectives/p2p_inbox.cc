@@ -10,9 +10,15 @@ void PointToPointInbox::stopWaiting(int tag) {
   if (--at->second == 0 && tag != 0) waiting_.erase(at);
 }
 
+// Polled by every waiting Recv: walks the running Recvs' tags (a few),
+// not the stash, which may hold many messages nobody has asked for yet.
 bool PointToPointInbox::stashedForAWaitingRecv() const {
-  for (const auto& [tag, queue] : stash_)
-    if (!queue.empty() && queue.front().complete && someoneWaits(tag)) return true;
+  if (stash_.empty()) return false;
+  for (const auto& [tag, running] : waiting_) {
+    if (running == 0) continue;
+    auto at = stash_.find(tag);
+    if (at != stash_.end() && !at->second.empty() && at->second.front().complete) return true;
+  }
   return false;
 }
 
