@@ -145,7 +145,8 @@ class PerfRun {
     loomCommAbort(comm_);
     std::_Exit(rc == loomTimeout ? kExitTimeout : kExitLibraryError);
   }
-  void must(loomResult_t rc, const std::string& what) const {
+  // A name, not a std::string: it is built on every timed call.
+  void must(loomResult_t rc, const char* what) const {
     if (rc != loomSuccess) fail(rc, what);
   }
   void barrier() { must(loomBarrier(comm_, nullptr), "Barrier"); }

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "base/dtype_size.h"
 #include "collectives/primitives.h"
 
 namespace loom {
@@ -17,7 +18,7 @@ bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
 
 Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Executor& exec = executorFor(args.memory);
-  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  const size_t bytes = args.count * dtypeSize(args.dtype);
   // In place, out overwrites this rank's input before its turn comes; the
   // copy already sent to a peer serves instead. It stays intact until this
   // rank acquires that slot again, in a later operation (peers only read).

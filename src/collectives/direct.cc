@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/dtype_size.h"
 #include "base/error.h"
 #include "collectives/address_swap.h"
 #include "collectives/all_pairs.h"
@@ -31,7 +32,7 @@ namespace {
 Task<> reduceFromAll(const Team& team, const std::vector<PeerBuffers>& peers, size_t offset, size_t count, char* out,
                      const CollectiveArgs& args, const WaitContext& wait) {
   PeerMemory& memory = *team.peerMemory();
-  const size_t elem = loomTypeSize(args.dtype);
+  const size_t elem = dtypeSize(args.dtype);
   const size_t chunk = kScratchChunkBytes / elem;
   std::vector<char>& scratch = team.reduceScratch;
   if (scratch.size() < 2 * kScratchChunkBytes) scratch.resize(2 * kScratchChunkBytes);
@@ -104,14 +105,14 @@ Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
 
 Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                            const std::vector<PeerBuffers>& peers) {
-  const size_t blockBytes = args.count * loomTypeSize(args.dtype);
+  const size_t blockBytes = args.count * dtypeSize(args.dtype);
   co_await reduceFromAll(team, peers, team.rank * blockBytes, args.count, static_cast<char*>(args.recvbuf), args, wait);
   co_await allPairsBarrier(team, wait);
 }
 
 Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                        const std::vector<PeerBuffers>& peers) {
-  const size_t blockBytes = args.count * loomTypeSize(args.dtype);
+  const size_t blockBytes = args.count * dtypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   copyBytes(out + team.rank * blockBytes, args.sendbuf, blockBytes);
   co_await gatherFromAll(
@@ -125,7 +126,7 @@ Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitC
 
 Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                        const std::vector<PeerBuffers>& peers) {
-  const size_t elem = loomTypeSize(args.dtype);
+  const size_t elem = dtypeSize(args.dtype);
   EvenSplit blocks{args.count, team.nranks};
   char* out = static_cast<char*>(args.recvbuf);
   const size_t own = blocks.blockOffset(team.rank) * elem;

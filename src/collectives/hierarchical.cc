@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/dtype_size.h"
 #include "base/error.h"
 #include "collectives/all_pairs.h"
 #include "collectives/primitives.h"
@@ -74,7 +75,7 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   // avg is a sum until the very end, divided once by every rank's count.
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
   const BlockLayout blocks = BlockLayout::even(args.count, host.nranks);
-  const size_t elementSize = loomTypeSize(args.dtype);
+  const size_t elementSize = dtypeSize(args.dtype);
   char* mine = static_cast<char*>(args.recvbuf) + blocks.offset[host.rank] * elementSize;
   const size_t mineCount = blocks.size[host.rank];
 
@@ -111,7 +112,7 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
-  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  const size_t bytes = args.count * dtypeSize(args.dtype);
   if (host.rank != kHostLeader) {
     co_await throughLeader(host, args.sendbuf, bytes, args.recvbuf, bytes, exec, wait);
     co_return;
@@ -150,7 +151,7 @@ bool fitsLeaderAllGather(const Team& team, size_t bytes, size_t limitBytes) {
 Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
-  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  const size_t bytes = args.count * dtypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   if (host.rank != kHostLeader) {
     co_await throughLeader(host, args.sendbuf, bytes, out, bytes * team.nranks, exec, wait);
@@ -199,7 +200,7 @@ Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const
   const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
   const Team& across = team.localIndexTeam();
-  const size_t elementSize = loomTypeSize(args.dtype);
+  const size_t elementSize = dtypeSize(args.dtype);
   char* out = static_cast<char*>(args.recvbuf);
   exec.copy(out + static_cast<size_t>(team.rank) * args.count * elementSize, args.sendbuf, args.count * elementSize);
 
@@ -223,7 +224,7 @@ Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, c
   const Team& host = team.hostTeam();
   const Team& across = team.localIndexTeam();
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
-  const size_t elementSize = loomTypeSize(args.dtype);
+  const size_t elementSize = dtypeSize(args.dtype);
   const size_t blockBytes = args.count * elementSize;
   const std::vector<int>& sameLocalIndex = team.membersWithMyLocalIndex();
   std::vector<char>& partials = team.reduceScratch;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/dtype_size.h"
 #include "base/error.h"
 #include "collectives/collectives.h"
 #include "collectives/p2p_inbox.h"
@@ -140,7 +141,7 @@ Task<> stashHead(PointToPointInbox& inbox, RecvConnection& from, int sender, con
   ReadingHead reading(inbox);
   const MessageLabel label = from.labelOf(from.tryAcquire());
   const size_t elementSize =
-      label.kind == OperationKind::kSend ? loomTypeSize(static_cast<loomDataType_t>(label.dtype)) : 0;
+      label.kind == OperationKind::kSend ? dtypeSize(static_cast<loomDataType_t>(label.dtype)) : 0;
   if (elementSize == 0 || label.root < 0)
     fail(loomRemoteError, wait.describe() + ": rank " + std::to_string(sender) +
                               " sent a point-to-point message labeled " + label.describe() +

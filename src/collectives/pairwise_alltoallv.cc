@@ -7,6 +7,7 @@
 // so that disagreement is found there too rather than as a timeout.
 #include <algorithm>
 
+#include "base/dtype_size.h"
 #include "collectives/collectives.h"
 #include "collectives/primitives.h"
 
@@ -27,7 +28,7 @@ struct PairStream {
 Task<> pairwiseAllToAllv(const Team& team, const CollectiveArgs& args, const VariableBlocks& blocks,
                          const WaitContext& wait) {
   const int n = team.nranks;
-  const size_t elem = loomTypeSize(args.dtype);
+  const size_t elem = dtypeSize(args.dtype);
   const char* in = static_cast<const char*>(args.sendbuf);
   char* out = static_cast<char*>(args.recvbuf);
   const int me = team.rank;

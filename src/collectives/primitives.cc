@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/dtype_size.h"
+
 namespace loom {
 
 Primitives::Primitives(const WaitContext& wait, loomDataType_t dtype, loomRedOp_t op, int nranks, MemoryKind memory)
@@ -11,7 +13,7 @@ Primitives::Primitives(const WaitContext& wait, loomDataType_t dtype, loomRedOp_
       dtype_(dtype),
       op_(op),
       nranks_(nranks),
-      elementSize_(loomTypeSize(dtype)) {}
+      elementSize_(dtypeSize(dtype)) {}
 
 void Primitives::finishAverage(void* data, size_t count) {
   if (op_ == loomAvg && nranks_ > 1) executor_.divide(data, count, dtype_, nranks_);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "base/dtype_size.h"
 #include "collectives/all_pairs.h"
 #include "collectives/primitives.h"
 #include "collectives/scratch.h"
@@ -124,7 +125,7 @@ bool registeredWindowsExist(const Team& team) {
 
 Task<bool> registeredReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                                    const std::vector<PeerBuffers>& peers) {
-  const size_t elem = loomTypeSize(args.dtype);
+  const size_t elem = dtypeSize(args.dtype);
   const size_t blockBytes = args.count * elem;
   bool mapped = false;
   auto ranks = reachAll(team, peers, blockBytes * team.nranks, blockBytes, &mapped);
@@ -156,7 +157,7 @@ Task<bool> registeredReduceScatter(const Team& team, const CollectiveArgs& args,
 
 Task<bool> registeredAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                                const std::vector<PeerBuffers>& peers) {
-  const size_t elem = loomTypeSize(args.dtype);
+  const size_t elem = dtypeSize(args.dtype);
   const size_t blockBytes = args.count * elem;
   bool mapped = false;
   auto ranks = reachAll(team, peers, blockBytes, blockBytes * team.nranks, &mapped);
@@ -179,7 +180,7 @@ Task<bool> registeredAllGather(const Team& team, const CollectiveArgs& args, con
 
 Task<bool> registeredAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                                const std::vector<PeerBuffers>& peers) {
-  const size_t elem = loomTypeSize(args.dtype);
+  const size_t elem = dtypeSize(args.dtype);
   const size_t bytes = args.count * elem;
   bool mapped = false;
   auto ranks = reachAll(team, peers, bytes, bytes, &mapped);

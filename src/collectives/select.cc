@@ -10,6 +10,7 @@
 // nothing allowed can (the TUNING line then says so).
 #include <cstdint>
 
+#include "base/dtype_size.h"
 #include "collectives/all_pairs.h"
 #include "collectives/collectives.h"
 #include "collectives/direct.h"
@@ -110,7 +111,7 @@ Task<> nothingToDo() {
 }  // namespace
 
 Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  const size_t bytes = args.count * dtypeSize(args.dtype);
   const Allowed allowed(team, TunedCollective::kAllReduce);
   const size_t smallBytes = team.tuning.allPairsMaxBytes;
   auto note = [&](TunedAlgorithm algorithm) {
@@ -147,7 +148,7 @@ Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext
 }
 
 Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const size_t blockBytes = args.count * loomTypeSize(args.dtype);
+  const size_t blockBytes = args.count * dtypeSize(args.dtype);
   const size_t bytes = blockBytes * team.nranks;
   const Allowed allowed(team, TunedCollective::kAllGather);
   if (useLeaders(team, allowed) &&
@@ -164,7 +165,7 @@ Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext
 }
 
 Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const size_t bytes = args.count * loomTypeSize(args.dtype) * team.nranks;
+  const size_t bytes = args.count * dtypeSize(args.dtype) * team.nranks;
   const Allowed allowed(team, TunedCollective::kReduceScatter);
   if (useHierarchy(team, allowed)) {
     noteAlgorithm(team, wait, TunedCollective::kReduceScatter, TunedAlgorithm::kHierarchical, bytes);
@@ -188,7 +189,7 @@ bool useTree(const Team& team, const Allowed& allowed, size_t bytes) {
 }  // namespace
 
 Task<> broadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  const size_t bytes = args.count * dtypeSize(args.dtype);
   const bool tree = useTree(team, Allowed(team, TunedCollective::kBroadcast), bytes);
   noteAlgorithm(team, wait, TunedCollective::kBroadcast, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kRing, bytes);
   if (tree)
@@ -198,7 +199,7 @@ Task<> broadcast(const Team& team, const CollectiveArgs& args, const WaitContext
 }
 
 Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const size_t bytes = args.count * loomTypeSize(args.dtype);
+  const size_t bytes = args.count * dtypeSize(args.dtype);
   const bool tree = useTree(team, Allowed(team, TunedCollective::kReduce), bytes);
   noteAlgorithm(team, wait, TunedCollective::kReduce, tree ? TunedAlgorithm::kTree : TunedAlgorithm::kRing, bytes);
   if (tree)

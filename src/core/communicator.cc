@@ -294,7 +294,7 @@ Outcome Communicator::beginOperation(Operation& op) {
   wait.operation = op.name;
   wait.sequence = op.sequence;
   wait.call = op.isCollective() ? &op.call : nullptr;
-  FlightRecorder::started(op.record, op.sequence);
+  FlightRecorder::started(op.record, op.sequence, op.startsAtPosting);
   if (op.record != nullptr) wait.algorithm = &op.record->algorithm;
   wait.label = op.isCollective()
                    ? MessageLabel::of(op.call)

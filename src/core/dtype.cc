@@ -1,22 +1,12 @@
 // Sizes and names of the C API's element types and operations.
 #include <loom/loom.h>
 
+#include "base/dtype_size.h"
+
 extern "C" {
 
 size_t loomTypeSize(loomDataType_t dtype) {
-  switch (dtype) {
-    case loomInt8:
-    case loomUint8: return 1;
-    case loomFloat16:
-    case loomBfloat16: return 2;
-    case loomInt32:
-    case loomUint32:
-    case loomFloat32: return 4;
-    case loomInt64:
-    case loomUint64:
-    case loomFloat64: return 8;
-  }
-  return 0;
+  return loom::dtypeSize(dtype);
 }
 
 const char* loomTypeName(loomDataType_t dtype) {

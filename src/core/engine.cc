@@ -114,6 +114,7 @@ void Engine::run(OperationPtr op) {
     // join its lane like any posted operation.
     int spun = 0;
     if (active_.empty() && !anyPosted_.load(std::memory_order_acquire)) {
+      op->startsAtPosting = true;
       if (runAlone(*op, spun)) return;
     } else {
       absorbPosted();  // lane order is call order: operations posted before this one go first
@@ -412,8 +413,12 @@ Engine::Progress Engine::runUntilParked(Operation& op, Outcome& outcome) {
   try {
     if (!op.started) {
       op.started = true;
-      outcome = host_.beginOperation(op);
-      if (outcome.code != loomSuccess) return Progress::kEnded;
+      // Assigned only on failure: a string move on every call's path costs.
+      Outcome begun = host_.beginOperation(op);
+      if (begun.code != loomSuccess) {
+        outcome = std::move(begun);
+        return Progress::kEnded;
+      }
       op.wait.suspension = &op.suspension;
       op.task = op.body ? op.body(host_.team(), op.wait) : op.step(host_.team(), op.args, op.wait);
       op.task.start();
@@ -430,7 +435,7 @@ Engine::Progress Engine::runUntilParked(Operation& op, Outcome& outcome) {
     return Progress::kEnded;
   }
   if (op.task.done()) {
-    outcome = host_.endOperation(op, op.task.error());
+    if (std::exception_ptr error = op.task.error()) outcome = host_.endOperation(op, std::move(error));
     return Progress::kEnded;
   }
   if (op.suspension.on == nullptr) {

@@ -52,9 +52,10 @@ FlightRecorder::Entry* FlightRecorder::posted(uint64_t sequence, const char* nam
   return &entry;
 }
 
-void FlightRecorder::started(Entry* entry, uint64_t sequence) {
+void FlightRecorder::started(Entry* entry, uint64_t sequence, bool atPosting) {
   if (entry == nullptr || entry->sequence.load(std::memory_order_relaxed) != sequence) return;
-  entry->startedMs.store(nowMs(), std::memory_order_relaxed);
+  entry->startedMs.store(atPosting ? entry->postedMs.load(std::memory_order_relaxed) : nowMs(),
+                         std::memory_order_relaxed);
   entry->state.store(static_cast<int>(State::kRunning), std::memory_order_relaxed);
 }
 

@@ -44,7 +44,9 @@ class FlightRecorder {
   // When an operation is numbered. `peer` is -1 for collectives.
   Entry* posted(uint64_t sequence, const char* name, uint64_t count, int dtype, int op, int root, int peer);
   // The rest check that the entry still belongs to `sequence`.
-  static void started(Entry* entry, uint64_t sequence);
+  // `atPosting`: it starts in the call that posted it, so its posting time
+  // serves (a clock read fewer on every blocking call).
+  static void started(Entry* entry, uint64_t sequence, bool atPosting);
   static void ended(Entry* entry, uint64_t sequence, loomResult_t result);
 
   // One line per operation kept, oldest first, times relative to now.

@@ -70,7 +70,8 @@ struct Operation {
   Suspension suspension;
   Task<> task;
   bool started = false;
-  int64_t blockedSinceMs = -1;  // steady clock; -1 while it moves
+  bool startsAtPosting = false;  // a blocking call runs it at once, on the thread that posted it
+  int64_t blockedSinceMs = -1;   // steady clock; -1 while it moves
 
   bool isCollective() const { return call.number != 0; }
 };

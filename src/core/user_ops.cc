@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/dtype_size.h"
 #include "base/error.h"
 #include "reduce/reduce.h"
 
@@ -10,7 +11,7 @@ namespace loom {
 
 loomRedOp_t UserOps::createPreMulSum(loomDataType_t dtype, const void* scalar) {
   PreMulSum op{dtype, {}};
-  std::memcpy(op.scalar, scalar, loomTypeSize(dtype));
+  std::memcpy(op.scalar, scalar, dtypeSize(dtype));
   std::lock_guard<std::mutex> lock(mutex_);
   ops_.push_back(op);
   return static_cast<loomRedOp_t>(LOOM_NUM_OPS + ops_.size() - 1);
@@ -42,7 +43,7 @@ std::optional<PreMulSum> UserOps::resolve(const char* api, loomRedOp_t op, loomD
 
 CollectiveArgs scaleInput(const PreMulSum& op, CollectiveArgs args, size_t inputCount,
                           std::shared_ptr<std::vector<unsigned char>>* scaled) {
-  const size_t elem = loomTypeSize(op.dtype);
+  const size_t elem = dtypeSize(op.dtype);
   // The scalar as an array, so the product is the reduction kernel's own.
   std::vector<unsigned char> scalars(inputCount * elem);
   for (size_t i = 0; i < inputCount; ++i) std::memcpy(scalars.data() + i * elem, op.scalar, elem);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "base/dtype_size.h"
 #include "reduce/half.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -273,7 +274,11 @@ void mapInPlace(void* buf, size_t n, F f) {
 void reduceArrays(void* dst, const void* a, const void* b, size_t count, loomDataType_t dtype,
                   loomRedOp_t op) noexcept {
 #if LOOM_REDUCE_X86
-  if (useCpuFeatures.load(std::memory_order_relaxed) && haveAvx2F16c()) return reduceAvx2(dst, a, b, count, dtype, op);
+  // Less than one vector (a small message's few elements): the wide loop's
+  // setup would cost more than the arithmetic.
+  constexpr size_t kVectorBytes = 32;
+  if (count * dtypeSize(dtype) >= kVectorBytes && useCpuFeatures.load(std::memory_order_relaxed) && haveAvx2F16c())
+    return reduceAvx2(dst, a, b, count, dtype, op);
 #endif
   reducePortable(dst, a, b, count, dtype, op);
 }

@@ -13,9 +13,11 @@ TEST(FlightRecorderTest, KeepsTheLastEntriesOldestFirst) {
   std::vector<FlightRecorder::Entry*> entries;
   for (uint64_t sequence = 1; sequence <= 6; ++sequence)
     entries.push_back(recorder.posted(sequence, "AllReduce", 100 * sequence, loomFloat32, loomSum, -1, -1));
-  FlightRecorder::started(entries[4], 5);
+  FlightRecorder::started(entries[4], 5, false);
   FlightRecorder::ended(entries[4], 5, loomSuccess);
-  FlightRecorder::started(entries[5], 6);
+  entries[5]->postedMs.store(12345);  // as if posted long ago: a start at posting takes that time
+  FlightRecorder::started(entries[5], 6, true);
+  EXPECT_EQ(entries[5]->startedMs.load(), 12345);
   std::vector<std::string> lines = recorder.describe();
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0].rfind("#3 AllReduce of 300 float32 (sum): queued, posted ", 0), 0u) << lines[0];
@@ -44,7 +46,7 @@ TEST(FlightRecorderTest, AnOperationWhoseEntryWasTakenOverLeavesItAlone) {
 TEST(FlightRecorderTest, FailedEntriesSayHowAndTheAlgorithmShows) {
   FlightRecorder recorder(2);
   FlightRecorder::Entry* entry = recorder.posted(1, "Broadcast", 9, loomUint8, -1, 2, -1);
-  FlightRecorder::started(entry, 1);
+  FlightRecorder::started(entry, 1, false);
   entry->algorithm.store("chain");
   FlightRecorder::ended(entry, 1, loomTimeout);
   std::vector<std::string> lines = recorder.describe();
@@ -55,7 +57,7 @@ TEST(FlightRecorderTest, FailedEntriesSayHowAndTheAlgorithmShows) {
 TEST(FlightRecorderTest, NoEntriesKeepsNothing) {
   FlightRecorder recorder(0);
   EXPECT_EQ(recorder.posted(1, "Barrier", 0, loomUint8, -1, -1, -1), nullptr);
-  FlightRecorder::started(nullptr, 1);
+  FlightRecorder::started(nullptr, 1, true);
   FlightRecorder::ended(nullptr, 1, loomSuccess);
   EXPECT_TRUE(recorder.describe().empty());
 }
