@@ -27,6 +27,8 @@ const AlgorithmRow kRows[] = {
      "binary trees over the ring order: AllReduce up and down two of them, each with half the data"},
     {TunedAlgorithm::kHalvingDoubling, "halvingdoubling", kAllReduce,
      "recursive halving then doubling, ranks beyond a power of two folded in"},
+    {TunedAlgorithm::kBruck, "bruck", kAllGather,
+     "log2(P) steps, each to the rank 2^k behind on the ring, any rank count"},
     {TunedAlgorithm::kDirect, "direct", kAllReduce | kAllGather | kReduceScatter,
      "single copy: each rank reads its peers' buffers (LOOM_CMA=1)"},
     {TunedAlgorithm::kRegistered, "registered", kAllReduce | kAllGather | kReduceScatter,

@@ -15,6 +15,7 @@ enum class TunedAlgorithm {
   kRing,  // Broadcast and Reduce: a pipelined chain along the ring
   kTree,  // AllReduce: two binary trees, each carrying half the data
   kHalvingDoubling,
+  kBruck,  // AllGather in log2(P) steps
   kDirect,
   kRegistered,
   kHierarchical,

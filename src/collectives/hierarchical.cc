@@ -1,6 +1,7 @@
 #include "collectives/hierarchical.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -63,30 +64,42 @@ std::string describeHosts(const Team& team) {
   return text + (counts.size() == 1 && counts.front() == 1 ? " rank" : " ranks");
 }
 
+bool hierarchicalAllReduceFits(const Team& team) {
+  return team.hosts >= 2 && team.nranks > team.hosts;
+}
+
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
-  const Team& across = team.localIndexTeam();
-  // Block i belongs to the host team's member i, the rank with local index
-  // i; the members of `across` share this rank's local index, so they all
-  // reduce the same block.
   if (host.rank != team.places[team.rank].localIndex)
     fail(loomInternalError, "a host team's index differs from the rank's local index");
+  // The buffer is cut into one block per local index that every host has
+  // (as many as the smallest host's ranks): block i belongs to local index
+  // i on every host, so the ranks with local index i, one per host, reduce
+  // the same block across hosts. A larger host's other ranks own an empty
+  // block: they add their input within the host and receive the result.
+  size_t shared = SIZE_MAX;
+  for (const std::vector<int>& members : team.membersByHost()) shared = std::min(shared, members.size());
+  BlockLayout blocks = BlockLayout::even(args.count, static_cast<int>(shared));
+  blocks.offset.resize(static_cast<size_t>(host.nranks), 0);
+  blocks.size.resize(static_cast<size_t>(host.nranks), 0);
   // avg is a sum until the very end, divided once by every rank's count.
   const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
-  const BlockLayout blocks = BlockLayout::even(args.count, host.nranks);
   const size_t elementSize = dtypeSize(args.dtype);
   char* mine = static_cast<char*>(args.recvbuf) + blocks.offset[host.rank] * elementSize;
   const size_t mineCount = blocks.size[host.rank];
 
   co_await ringReduceScatterBlocks(host, args.sendbuf, blocks, mine, args.dtype, op, args.memory, wait);
 
-  CollectiveArgs block{mine, mine, mineCount, args.dtype, op, 0};
-  if (fitsAllPairs(across, mineCount * elementSize, across.tuning.allPairsMaxBytes))
-    co_await allPairsAllReduce(across, block, wait);
-  else
-    co_await ringAllReduce(across, block, wait);
-  if (args.op == loomAvg) exec.divide(mine, mineCount, args.dtype, team.nranks);
+  if (static_cast<size_t>(host.rank) < shared) {
+    const Team& across = team.localIndexTeam();  // one member per host
+    CollectiveArgs block{mine, mine, mineCount, args.dtype, op, 0};
+    if (fitsAllPairs(across, mineCount * elementSize, across.tuning.allPairsMaxBytes))
+      co_await allPairsAllReduce(across, block, wait);
+    else
+      co_await ringAllReduce(across, block, wait);
+    if (args.op == loomAvg) exec.divide(mine, mineCount, args.dtype, team.nranks);
+  }
 
   co_await ringAllGatherBlocks(host, args.recvbuf, blocks, args.dtype, args.memory, wait);
 }

@@ -10,7 +10,9 @@
 // hosts' blocks once, where the flat ring carries n-1 blocks each way.
 // ReduceScatter: within each host, then across hosts among the ranks with
 // one local index: the link carries the host's partial sums of the other
-// hosts' blocks once.
+// hosts' blocks once. On hosts with different numbers of ranks AllReduce
+// cuts one block per local index that every host has; a larger host's
+// other ranks join the steps within it only.
 #pragma once
 
 #include <string>
@@ -28,6 +30,11 @@ int ranksPerHostIfEven(const Team& team);
 // Describes the team's hosts for a sentence: "3 hosts with 1, 2 and 3 ranks".
 std::string describeHosts(const Team& team);
 
+// AllReduce in steps runs on any layout of several hosts where some host
+// has more than one rank; hierarchicalAllReduce says how uneven hosts split
+// the work. AllGather and ReduceScatter in steps need as many ranks on
+// every host (Team::ranksPerHost).
+bool hierarchicalAllReduceFits(const Team& team);
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
 // Whether a small AllReduce of `bytes` can go through one leader per host

@@ -86,13 +86,16 @@ Task<> largeMessage(const Allowed& allowed, const Team& team, const CollectiveAr
   return swappedLargeMessage(allowed, team, args, wait, bytes, registered, direct, ring);
 }
 
-// Across hosts with as many ranks on each, AllReduce, AllGather and
-// ReduceScatter go in steps within and across hosts (hierarchical.h): the
-// network carries less. Single-copy reads (one transport reaching every
+// Across hosts, AllReduce (on any layout where some host has several
+// ranks), AllGather and ReduceScatter (with as many ranks on every host) go
+// in steps within and across hosts (hierarchical.h): the network carries
+// less. Single-copy reads (one transport reaching every
 // peer's memory) beat it, so it steps aside for them unless left alone
 // (init checked the layout then).
 bool useHierarchy(const Team& team, const Allowed& allowed) {
-  return allowed.may(TunedAlgorithm::kHierarchical) && team.ranksPerHost > 0 &&
+  const bool fits =
+      allowed.collective() == TunedCollective::kAllReduce ? hierarchicalAllReduceFits(team) : team.ranksPerHost > 0;
+  return allowed.may(TunedAlgorithm::kHierarchical) && fits &&
          (allowed.alone(TunedAlgorithm::kHierarchical) || team.peerMemory() == nullptr);
 }
 
@@ -151,14 +154,22 @@ Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext
   const size_t blockBytes = args.count * dtypeSize(args.dtype);
   const size_t bytes = blockBytes * team.nranks;
   const Allowed allowed(team, TunedCollective::kAllGather);
-  if (useLeaders(team, allowed) &&
-      fitsLeaderAllGather(team, blockBytes,
-                          allowed.limit(TunedAlgorithm::kHostLeaders, team.tuning.allPairsMaxBytes))) {
+  // Bruck's steps run where LOOM_ALGO asks for them; the automatic choice
+  // does not take them yet.
+  if (allowed.alone(TunedAlgorithm::kBruck)) {
+    noteAlgorithm(team, wait, TunedCollective::kAllGather, TunedAlgorithm::kBruck, bytes);
+    return bruckAllGather(team, args, wait);
+  } else if (useLeaders(team, allowed) &&
+             fitsLeaderAllGather(team, blockBytes,
+                                 allowed.limit(TunedAlgorithm::kHostLeaders, team.tuning.allPairsMaxBytes))) {
     noteAlgorithm(team, wait, TunedCollective::kAllGather, TunedAlgorithm::kHostLeaders, bytes);
     return leaderAllGather(team, args, wait);
   } else if (useHierarchy(team, allowed)) {
     noteAlgorithm(team, wait, TunedCollective::kAllGather, TunedAlgorithm::kHierarchical, bytes);
     return hierarchicalAllGather(team, args, wait);
+  } else if (!allowed.may(TunedAlgorithm::kRing) && allowed.may(TunedAlgorithm::kBruck)) {
+    noteAlgorithm(team, wait, TunedCollective::kAllGather, TunedAlgorithm::kBruck, bytes);
+    return bruckAllGather(team, args, wait);
   } else {
     return largeMessage(allowed, team, args, wait, bytes, registeredAllGather, directAllGather, ringAllGather);
   }

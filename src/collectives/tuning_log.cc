@@ -37,8 +37,12 @@ std::string automaticReason(const Tuning& tuning, TunedCollective collective, Tu
       if (!rooted) return "LOOM_ALGO allows it and not the ring";
       return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
              " ranks";
-    case TunedAlgorithm::kHalvingDoubling: return "LOOM_ALGO allows it and not the ring";
+    case TunedAlgorithm::kHalvingDoubling:
+    case TunedAlgorithm::kBruck: return "LOOM_ALGO allows it and not the ring";
     case TunedAlgorithm::kHierarchical:
+      if (collective == TunedCollective::kAllReduce)
+        return "ranks on several hosts, some host with more than one, and no single-copy reads: within hosts, "
+               "then across them (LOOM_ALGO=ring keeps the flat ring)";
       return "ranks on several hosts, as many on each, and no single-copy reads: within hosts, then across "
              "them (LOOM_ALGO=ring keeps the flat ring)";
     case TunedAlgorithm::kHostLeaders:

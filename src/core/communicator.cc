@@ -179,22 +179,30 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
 // three steps need every host to hold as many ranks.
 void Communicator::checkHierarchy() {
   const int perHost = team_.ranksPerHost = ranksPerHostIfEven(team_);
-  const AlgorithmFilter& allowed = team_.tuning.allowed;
-  const TunedCollective hierarchicalOnly = allowed.anyLeftOnly(TunedAlgorithm::kHierarchical);
-  if (hierarchicalOnly != TunedCollective::kCount && perHost == 0)
-    fail(loomUnsupported, "LOOM_ALGO='" + config_.algorithm + "' leaves " + collectiveName(hierarchicalOnly) +
-                              " only hierarchical, which needs ranks on at least two hosts with as many on each, "
-                              "at least two: this communicator has " +
-                              describeHosts(team_) + "; unset LOOM_ALGO to let Loom choose");
-  const bool chosen =
-      hierarchicalOnly != TunedCollective::kCount ||
-      (allowed.allows(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical) && team_.peerMemory() == nullptr);
-  if (team_.rank == 0 && perHost > 0 && chosen)
-    LOOM_INFO("INIT", team_.rank,
-              describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
-  // Small AllReduce goes through one leader per host on any layout of
-  // several hosts (hierarchical.h), even or not.
+  // Small AllReduce goes through one leader per host, and large AllReduce
+  // in steps, on any layout of several hosts (hierarchical.h), even or not.
   team_.hosts = hostsOf(team_);
+  const bool allReduceFits = hierarchicalAllReduceFits(team_);
+  const AlgorithmFilter& allowed = team_.tuning.allowed;
+  for (TunedCollective collective :
+       {TunedCollective::kAllReduce, TunedCollective::kAllGather, TunedCollective::kReduceScatter}) {
+    if (!allowed.onlyAllows(collective, TunedAlgorithm::kHierarchical)) continue;
+    const bool allReduce = collective == TunedCollective::kAllReduce;
+    if (allReduce ? allReduceFits : perHost > 0) continue;
+    fail(loomUnsupported, "LOOM_ALGO='" + config_.algorithm + "' leaves " + collectiveName(collective) +
+                              " only hierarchical, which needs ranks on at least two hosts" +
+                              (allReduce ? ", some host with more than one" : " with as many on each, at least two") +
+                              ": this communicator has " + describeHosts(team_) +
+                              "; unset LOOM_ALGO to let Loom choose");
+  }
+  const bool chosen =
+      allowed.anyLeftOnly(TunedAlgorithm::kHierarchical) != TunedCollective::kCount ||
+      (allowed.allows(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical) && team_.peerMemory() == nullptr);
+  if (team_.rank == 0 && allReduceFits && chosen)
+    LOOM_INFO(
+        "INIT", team_.rank,
+        describeHosts(team_) << (perHost > 0 ? ": AllReduce, AllGather and ReduceScatter run" : ": AllReduce runs")
+                             << " within and across hosts in steps");
   // The members' places are final: form the sub-teams here, not on a
   // collective's first call.
   team_.keepSubTeams();

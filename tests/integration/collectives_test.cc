@@ -217,6 +217,13 @@ TEST_P(CollectivesTest, AllGather) {
   runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllGather(ctx); });
 }
 
+// Bruck's log2(P) steps, forced: every dtype and size class, in and out of
+// place, through the C API.
+TEST_P(CollectivesTest, AllGatherBruck) {
+  ScopedEnv force("LOOM_ALGO", "allgather:bruck");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllGather(ctx); });
+}
+
 // Single-copy reads of peers' buffers (LOOM_CMA=1, cross-memory attach
 // between processes, plain reads between threads) forced at every size class.
 TEST_P(CollectivesTest, DirectAllReduceAllGatherReduceScatter) {

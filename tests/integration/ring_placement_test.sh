@@ -82,16 +82,19 @@ for program in all_reduce all_gather reduce_scatter; do
   grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "$program results were not exact on hosts a b b a"
 done
 echo "ok: fake hosts a b b a: hierarchical and host-leader AllReduce and AllGather, hierarchical ReduceScatter, exact results for every dtype"
-# Hosts of unequal sizes (5 ranks on 2 hosts: 3 and 2) keep the flat ring
-# for large messages; small AllReduce goes through one leader per host.
+# Hosts of unequal sizes (5 ranks on 2 hosts: 3 and 2): large AllReduce
+# still goes in steps within and across hosts (two blocks, one per local
+# index both hosts have; the larger host's third rank adds its input within
+# its host); small AllReduce goes through one leader per host.
 LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 5 || fail "run on 2 unequal fake hosts failed"
-grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 5 ranks: ring' "$out" ||
-  fail "hosts of 3 and 2 ranks did not keep the flat ring"
-! grep -q 'hierarchical' "$out" || fail "hosts of 3 and 2 ranks ran a hierarchical AllReduce"
+grep -q 'LOOM INFO INIT 2 hosts with 3 and 2 ranks: AllReduce runs within and across hosts in steps' "$out" ||
+  fail "init on hosts of 3 and 2 ranks did not announce the AllReduce in steps"
+grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 5 ranks: hierarchical \(' "$out" ||
+  fail "hosts of 3 and 2 ranks did not run a large AllReduce within hosts, then across them"
 grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 5 ranks: hostleaders (' "$out" ||
   fail "8-byte AllReduce on hosts of 3 and 2 ranks did not go through one leader per host"
 grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 unequal fake hosts"
-echo "ok: fake hosts of 3 and 2 ranks: flat ring, small AllReduce through leaders, exact results"
+echo "ok: fake hosts of 3 and 2 ranks: AllReduce in steps, small AllReduce through leaders, exact results"
 
 # A broken file stops init with the file and line.
 bad=$(mktemp --suffix=.xml)

@@ -101,7 +101,7 @@ TEST(AlgorithmTableTest, EntriesPerCollectiveOverrideTheFirst) {
 
 TEST(AlgorithmTableTest, BadSettingsAreRefusedSayingWhatAndTheChoices) {
   EXPECT_NE(refusal("fast").find("LOOM_ALGO='fast': 'fast' is not an algorithm; the algorithms are allpairs, ring, "
-                                 "tree, halvingdoubling, direct, registered, hierarchical, hostleaders"),
+                                 "tree, halvingdoubling, bruck, direct, registered, hierarchical, hostleaders"),
             std::string::npos);
   EXPECT_NE(refusal("allreduce:tree;gather:ring")
                 .find("'gather' is not a collective; the collectives are AllReduce, "
@@ -111,7 +111,7 @@ TEST(AlgorithmTableTest, BadSettingsAreRefusedSayingWhatAndTheChoices) {
             std::string::npos);
   EXPECT_NE(refusal("allgather:tree")
                 .find("AllGather would have no algorithm left; AllGather runs with ring, "
-                      "direct, registered, hierarchical, hostleaders"),
+                      "bruck, direct, registered, hierarchical, hostleaders"),
             std::string::npos);
   EXPECT_NE(refusal("barrier:^allpairs,ring,dissemination").find("Barrier would have no algorithm left"),
             std::string::npos);

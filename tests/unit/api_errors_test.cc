@@ -254,7 +254,7 @@ TEST(InitErrorsTest, MalformedEnvironmentVariablesAreNamed) {
     const char* sentence;
   } cases[] = {
       {"LOOM_ALGO", "fast",
-       "LOOM_ALGO='fast': 'fast' is not an algorithm; the algorithms are allpairs, ring, tree, halvingdoubling, "
+       "LOOM_ALGO='fast': 'fast' is not an algorithm; the algorithms are allpairs, ring, tree, halvingdoubling, bruck, "
        "direct, registered, hierarchical, hostleaders"},
       {"LOOM_ALGO", "allgather:tree", "LOOM_ALGO='allgather:tree': AllGather would have no algorithm left"},
       {"LOOM_CMA", "yes", "LOOM_CMA='yes' is not 0 or 1"},

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ struct Case {
 std::string caseName(const testing::TestParamInfo<Case>& info) {
   std::string algorithm = *info.param.algorithm ? info.param.algorithm : "auto";
   algorithm[0] = static_cast<char>(std::toupper(algorithm[0]));
+  for (char& c : algorithm)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';  // "allreduce:hierarchical"
   return std::string(info.param.layout.name) + "_" + algorithm + (info.param.singleCopy ? "_SingleCopy" : "");
 }
 
@@ -55,6 +58,8 @@ std::vector<Case> allCases() {
       {"Hosts2x3", {0, 0, 0, 1, 1, 1}},
       {"Hosts3x2", {0, 0, 1, 1, 2, 2}},
       {"Hosts1And2", {0, 1, 1}},
+      {"Hosts3And1", {0, 0, 0, 1}},
+      {"Hosts2And3And1Interleaved", {0, 1, 2, 0, 1, 1}},
   };
   std::vector<Case> cases;
   for (const Layout& layout : layouts) {
@@ -65,8 +70,12 @@ std::vector<Case> allCases() {
     cases.push_back({layout, "tree", false});
     cases.push_back({layout, "halvingdoubling", false});
     cases.push_back({layout, "dissemination", false});
+    cases.push_back({layout, "bruck", false});
     cases.push_back({layout, "direct", true});
-    if (evenHosts(layout)) cases.push_back({layout, "hierarchical", false});
+    if (evenHosts(layout))
+      cases.push_back({layout, "hierarchical", false});
+    else if (std::set<int>(layout.hostOf.begin(), layout.hostOf.end()).size() >= 2)
+      cases.push_back({layout, "allreduce:hierarchical", false});  // AllReduce in steps on uneven hosts
   }
   return cases;
 }

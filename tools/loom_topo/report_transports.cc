@@ -27,17 +27,24 @@ std::string upper(std::string text) {
 // as select.cc decides it; across hosts there are no single-copy reads.
 void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
   Team team;
+  team.nranks = static_cast<int>(hostOf.size());
   std::vector<int> seen(hostOf.empty() ? 0 : *std::max_element(hostOf.begin(), hostOf.end()) + 1, 0);
   for (int host : hostOf) {
+    team.members.push_back(static_cast<int>(team.places.size()));
     team.places.push_back(MemberPlace{host, seen[host]++, -1, -1});
-    team.members.push_back(team.nranks++);
   }
-  os << "  AllReduce, AllGather, ReduceScatter: ";
-  if (ranksPerHostIfEven(team) > 0)
-    os << "within and across hosts in steps (" << describeHosts(team) << ")\n";
-  else
-    os << "flat ring (" << describeHosts(team) << "; steps within and across hosts need as many on each, at least "
-       << "two)\n";
+  team.hosts = hostsOf(team);
+  const std::string hosts = describeHosts(team);
+  if (ranksPerHostIfEven(team) > 0) {
+    os << "  AllReduce, AllGather, ReduceScatter: within and across hosts in steps (" << hosts << ")\n";
+  } else if (hierarchicalAllReduceFits(team)) {
+    os << "  AllReduce: within and across hosts in steps (" << hosts << ")\n"
+       << "  AllGather, ReduceScatter: flat ring (" << hosts
+       << "; their steps within and across hosts need as many on each, at least two)\n";
+  } else {
+    os << "  AllReduce, AllGather, ReduceScatter: flat ring (" << hosts
+       << "; steps within and across hosts need several hosts, one with two ranks or more)\n";
+  }
 }
 
 }  // namespace
@@ -74,12 +81,13 @@ void printTransports(std::ostream& os, const std::vector<int>& ranksPerHost, con
 
   // Host by host: the pairs inside each, then each pair of hosts.
   std::vector<int> firstRank(ranksPerHost.size(), 0);
-  for (size_t host = 1; host < ranksPerHost.size(); ++host) firstRank[host] = firstRank[host - 1] + ranksPerHost[host - 1];
+  for (size_t host = 1; host < ranksPerHost.size(); ++host)
+    firstRank[host] = firstRank[host - 1] + ranksPerHost[host - 1];
   for (size_t a = 0; a < ranksPerHost.size(); ++a) {
     std::vector<int> members;
     for (int i = 0; i < ranksPerHost[a]; ++i) members.push_back(firstRank[a] + i);
-    os << "  within host" << a << " (" << describeRanks(members) << "): "
-       << (members.size() < 2 ? std::string("no pairs") : kindName(members[0], members[1])) << "\n";
+    os << "  within host" << a << " (" << describeRanks(members)
+       << "): " << (members.size() < 2 ? std::string("no pairs") : kindName(members[0], members[1])) << "\n";
   }
   for (size_t a = 0; a < ranksPerHost.size(); ++a)
     for (size_t b = a + 1; b < ranksPerHost.size(); ++b)
