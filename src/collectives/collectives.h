@@ -31,6 +31,7 @@ Task<> ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitCon
 // log2(P) hops each way, for many ranks: double_tree.cc, halving_doubling.cc.
 Task<> doubleTreeAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> ringAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> bruckAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);

@@ -1,6 +1,7 @@
 // Recursive halving and doubling AllReduce (Rabenseifner's): a
 // reduce-scatter in log2(P) steps, each exchanging half of what is left
-// with a partner, then an all-gather retracing them. Every rank moves
+// with a partner, then an all-gather retracing them; and the halving alone
+// as ReduceScatter. Every rank moves
 // 2(P-1)/P of the buffer, as on the ring, but a message crosses log2(P)
 // hops instead of 2(P-1): at many ranks small and medium sizes finish in
 // far fewer wake-ups.
@@ -68,6 +69,13 @@ int largestPowerOfTwoUpTo(int n) {
   int p = 1;
   while (p * 2 <= n) p *= 2;
   return p;
+}
+
+// `v` with its lowest `bits` bits in reverse order.
+int reverseBits(int v, int bits) {
+  int r = 0;
+  for (int b = 0; b < bits; ++b) r |= ((v >> b) & 1) << (bits - 1 - b);
+  return r;
 }
 
 }  // namespace
@@ -145,6 +153,95 @@ Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, co
 
   if (position < 2 * folded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), out, args.count);
   finishAverage();
+}
+
+// ReduceScatter: the halving above, on blocks laid out so that each
+// rank's range ends on its own result. Splitting by the low bits of the
+// virtual rank first leaves virtual rank v the slot whose index is v's bits
+// reversed, so the input is first copied into that order (a slot holding
+// the block of v's rank, then that of the rank folded into v, if any).
+Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
+  const char* in = static_cast<const char*>(args.sendbuf);
+  char* out = static_cast<char*>(args.recvbuf);
+  const int n = team.nranks;
+  const size_t count = args.count;  // each rank's block
+  if (n == 1) {
+    prims.localReduceCopy(in, out, count);
+    co_return;
+  }
+  const size_t elem = prims.elementSize();
+  const size_t blockBytes = count * elem;
+  const size_t total = static_cast<size_t>(n) * count;
+  const size_t chunk = prims.chunkElements(team.slotBytes);
+  const int position = team.ringPosition;
+  const int exchanging = largestPowerOfTwoUpTo(n);
+  const int folded = n - exchanging;
+  auto positionOf = [&](int v) { return v < folded ? 2 * v + 1 : v + folded; };
+  auto finishAverage = [&](char* block) {
+    if (args.op == loomAvg) executorFor(args.memory).divide(block, count, args.dtype, n);
+  };
+
+  if (position < 2 * folded && position % 2 == 0) {
+    const int partner = team.ringRank(position + 1);
+    co_await sendAll(prims, chunk, team.sendTo(partner), in, total);
+    RecvConnection& from = team.recvFrom(partner);
+    for (size_t at = 0; at < count; at += chunk)
+      co_await prims.recv(from, out + at * elem, std::min(chunk, count - at));
+    finishAverage(out);
+    co_return;
+  }
+  // Scratch: the input (with the folded rank's added) in rank order, then
+  // the same blocks in slot order.
+  std::vector<char>& scratch = team.reduceScratch;
+  scratch.resize(2 * total * elem);
+  char* summed = scratch.data();
+  char* ordered = summed + total * elem;
+  const char* source = in;
+  if (position < 2 * folded) {
+    RecvConnection& from = team.recvFrom(team.ringRank(position - 1));
+    for (size_t at = 0; at < total; at += chunk)
+      co_await prims.recvReduce(from, in + at * elem, summed + at * elem, std::min(chunk, total - at));
+    source = summed;
+  }
+  const int me = position < 2 * folded ? position / 2 : position - folded;
+  int bits = 0;
+  while ((1 << bits) < exchanging) ++bits;
+  // slotStart[s]: the first block of slot s in `ordered`; slotStart[exchanging] == n.
+  std::vector<int> slotStart(static_cast<size_t>(exchanging) + 1, 0);
+  for (int s = 0, block = 0; s < exchanging; ++s) {
+    const int v = reverseBits(s, bits);
+    slotStart[s] = block;
+    for (int p = positionOf(v); p >= positionOf(v) - (v < folded ? 1 : 0); --p, ++block)
+      prims.copy(ordered + static_cast<size_t>(block) * blockBytes,
+                 source + static_cast<size_t>(team.ringRank(p)) * blockBytes, blockBytes);
+  }
+  slotStart[exchanging] = n;
+  auto stretch = [&](int first, int last) {
+    return Stretch{static_cast<size_t>(slotStart[first]) * count,
+                   static_cast<size_t>(slotStart[last] - slotStart[first]) * count};
+  };
+
+  int first = 0, last = exchanging;
+  for (int bit = 1; bit < exchanging; bit <<= 1) {
+    const int partner = team.ringRank(positionOf(me ^ bit));
+    const int middle = (first + last) / 2;
+    const bool upper = (me & bit) != 0;
+    const Stretch keep = upper ? stretch(middle, last) : stretch(first, middle);
+    const Stretch give = upper ? stretch(first, middle) : stretch(middle, last);
+    co_await swapWith(prims, chunk, team, partner, ordered + give.offset * elem, give.count,
+                      ordered + keep.offset * elem, keep.count, true);
+    if (upper)
+      first = middle;
+    else
+      last = middle;
+  }
+  // Slot `first` holds this rank's block, then the folded rank's.
+  const char* mine = ordered + static_cast<size_t>(slotStart[first]) * blockBytes;
+  prims.copy(out, mine, blockBytes);
+  if (position < 2 * folded)
+    co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), mine + blockBytes, count);
+  finishAverage(out);
 }
 
 }  // namespace loom

@@ -178,9 +178,18 @@ Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext
 Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const size_t bytes = args.count * dtypeSize(args.dtype) * team.nranks;
   const Allowed allowed(team, TunedCollective::kReduceScatter);
-  if (useHierarchy(team, allowed)) {
+  auto halvingDoubling = [&] {
+    noteAlgorithm(team, wait, TunedCollective::kReduceScatter, TunedAlgorithm::kHalvingDoubling, bytes);
+    return halvingDoublingReduceScatter(team, args, wait);
+  };
+  // Recursive halving runs where LOOM_ALGO asks for it, as for AllReduce.
+  if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) {
+    return halvingDoubling();
+  } else if (useHierarchy(team, allowed)) {
     noteAlgorithm(team, wait, TunedCollective::kReduceScatter, TunedAlgorithm::kHierarchical, bytes);
     return hierarchicalReduceScatter(team, args, wait);
+  } else if (!allowed.may(TunedAlgorithm::kRing) && allowed.may(TunedAlgorithm::kHalvingDoubling)) {
+    return halvingDoubling();
   } else {
     return largeMessage(allowed, team, args, wait, bytes, registeredReduceScatter, directReduceScatter,
                         ringReduceScatter);

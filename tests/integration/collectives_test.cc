@@ -160,6 +160,13 @@ TEST_P(CollectivesTest, ReduceScatter) {
   runRanks(mode(), nranks(), [](const RankContext& ctx) { checkReduceScatter(ctx); });
 }
 
+// Recursive halving, forced: every dtype, op and size class, in and out of
+// place, through the C API.
+TEST_P(CollectivesTest, ReduceScatterHalvingDoubling) {
+  ScopedEnv force("LOOM_ALGO", "reducescatter:halvingdoubling");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) { checkReduceScatter(ctx); });
+}
+
 void checkReduce(const RankContext& ctx) {
   size_t caseIndex = 0;
   for (loomDataType_t dtype : kDtypes) {
