@@ -162,8 +162,13 @@ std::unique_ptr<Transport> connect(const TransportSetup& setup) {
     entry = publish(fabric);
   }
   const std::vector<std::string> entries = setup.rendezvous.allGather(entry);
+  if (fabric == nullptr && !setup.peers.empty()) fabric = find(entries[lowest]);
+  // The registry holds the fabric weakly: its maker must not finish init
+  // (and, with nothing to do, destroy its communicator and the fabric)
+  // before every rank has taken its own reference. Every rank takes part in
+  // this round, as in the one above.
+  setup.rendezvous.allGather("");
   if (setup.peers.empty()) return std::make_unique<MemTransport>(nullptr, setup.rank);
-  if (fabric == nullptr) fabric = find(entries[lowest]);
   if (fabric == nullptr)
     fail(loomInternalError, "rank " + std::to_string(setup.rank) + " cannot find the in-memory fabric '" +
                                 entries[lowest].substr(0, 64) + "' that rank " + std::to_string(lowest) +
