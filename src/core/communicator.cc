@@ -295,19 +295,10 @@ loomResult_t Communicator::run(const char* name, const CollectiveCall* call, Ope
 }
 
 Outcome Communicator::beginOperation(Operation& op) {
+  op.prepareWaits(config_.timeoutMs, &aborted_, team_.rank, &config_.name);
   WaitContext& wait = op.wait;
-  wait.timeoutMs = config_.timeoutMs;
-  wait.aborted = &aborted_;
-  wait.rank = team_.rank;
-  wait.operation = op.name;
-  wait.sequence = op.sequence;
-  wait.call = op.isCollective() ? &op.call : nullptr;
   FlightRecorder::started(op.record, op.sequence, op.startsAtPosting);
   if (op.record != nullptr) wait.algorithm = &op.record->algorithm;
-  wait.label = op.isCollective()
-                   ? MessageLabel::of(op.call)
-                   : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype, op.args.tag);
-  wait.commName = &config_.name;
 
   Outcome outcome;
   if (broken_.load(std::memory_order_acquire)) {

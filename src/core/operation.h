@@ -5,6 +5,7 @@
 
 #include <loom/loom.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "core/flight_recorder.h"
 #include "core/request.h"
 #include "transport/collective_call.h"
+#include "transport/message_label.h"
 #include "transport/wait_context.h"
 
 namespace loom {
@@ -74,6 +76,20 @@ struct Operation {
   int64_t blockedSinceMs = -1;   // steady clock; -1 while it moves
 
   bool isCollective() const { return call.number != 0; }
+
+  // Fills `wait` with what every wait of this operation reports and obeys:
+  // the operation's name, numbers and label, and its host's limits.
+  void prepareWaits(int64_t timeoutMs, const std::atomic<bool>* aborted, int rank, const std::string* commName) {
+    wait.timeoutMs = timeoutMs;
+    wait.aborted = aborted;
+    wait.rank = rank;
+    wait.operation = name;
+    wait.sequence = sequence;
+    wait.call = isCollective() ? &call : nullptr;
+    wait.label = isCollective() ? MessageLabel::of(call)
+                                : MessageLabel::pointToPoint(messageNumber, args.count, args.dtype, args.tag);
+    wait.commName = commName;
+  }
 };
 
 // One allocation per operation: the caller's handle shares the operation's

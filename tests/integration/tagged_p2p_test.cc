@@ -109,7 +109,7 @@ TEST_P(TaggedPointToPointTest, MessagesOfOneTagMatchInPostingOrder) {
           return;
         }
         std::vector<Message> in;
-        for (int tag : {9, 5})
+        for (int tagIndex = 0; tagIndex < 2; ++tagIndex)
           for (int i = 0; i < kPerTag; ++i) in.push_back(Message::incoming(loomInt32, counts[i], (i + 1) % 3));
         InFlight flight(ctx.comm, ctx.commReleased);
         size_t k = 0;

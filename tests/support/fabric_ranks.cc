@@ -133,17 +133,8 @@ void FabricRank::operationEnded(Operation& op, loomResult_t /*result*/) {
 }
 
 Outcome FabricRank::beginOperation(Operation& op) {
-  WaitContext& wait = op.wait;
-  wait.timeoutMs = options_.timeoutMs;
-  wait.aborted = &aborted_;
-  wait.rank = team_.rank;
-  wait.operation = op.name;
-  wait.sequence = op.sequence;
-  wait.call = op.isCollective() ? &op.call : nullptr;
-  wait.label = op.isCollective()
-                   ? MessageLabel::of(op.call)
-                   : MessageLabel::pointToPoint(op.messageNumber, op.args.count, op.args.dtype, op.args.tag);
-  wait.commName = &name_;
+  op.prepareWaits(options_.timeoutMs, &aborted_, team_.rank, &name_);
+  const WaitContext& wait = op.wait;
   Outcome outcome;
   const std::string broken = brokenBecause();
   if (!broken.empty()) {
