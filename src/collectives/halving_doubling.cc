@@ -191,20 +191,21 @@ Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args
     finishAverage(out);
     co_return;
   }
-  // Scratch: the input (with the folded rank's added) in rank order, then
-  // the same blocks in slot order.
+  // Scratch: the blocks in slot order, after (for a rank a folded rank
+  // hands its input to) the input with that rank's added, in rank order.
+  const bool takesFolded = position < 2 * folded;
   std::vector<char>& scratch = team.reduceScratch;
-  scratch.resize(2 * total * elem);
+  scratch.resize((takesFolded ? 2 : 1) * total * elem);
   char* summed = scratch.data();
-  char* ordered = summed + total * elem;
+  char* ordered = scratch.data() + (takesFolded ? total * elem : 0);
   const char* source = in;
-  if (position < 2 * folded) {
+  if (takesFolded) {
     RecvConnection& from = team.recvFrom(team.ringRank(position - 1));
     for (size_t at = 0; at < total; at += chunk)
       co_await prims.recvReduce(from, in + at * elem, summed + at * elem, std::min(chunk, total - at));
     source = summed;
   }
-  const int me = position < 2 * folded ? position / 2 : position - folded;
+  const int me = takesFolded ? position / 2 : position - folded;
   int bits = 0;
   while ((1 << bits) < exchanging) ++bits;
   // slotStart[s]: the first block of slot s in `ordered`; slotStart[exchanging] == n.
@@ -239,8 +240,7 @@ Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args
   // Slot `first` holds this rank's block, then the folded rank's.
   const char* mine = ordered + static_cast<size_t>(slotStart[first]) * blockBytes;
   prims.copy(out, mine, blockBytes);
-  if (position < 2 * folded)
-    co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), mine + blockBytes, count);
+  if (takesFolded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), mine + blockBytes, count);
   finishAverage(out);
 }
 

@@ -17,13 +17,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <map>
-#include <utility>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/deadline.h"
@@ -45,8 +45,9 @@ class EngineHost {
   // Fills in op.wait and announces a collective. A failed outcome (the
   // communicator failed earlier, or was aborted) ends op before it starts.
   virtual Outcome beginOperation(Operation& op) = 0;
-  // How op ended (error null: success), as an outcome; records a failure,
-  // after which the communicator is broken.
+  // How op failed (`error`), as an outcome; records the failure, after
+  // which the communicator is broken. Called only for a failure: what every
+  // end needs belongs in operationEnded.
   virtual Outcome endOperation(Operation& op, std::exception_ptr error) = 0;
   // Every operation's end, however it came (the flight recorder's).
   virtual void operationEnded(Operation& op, loomResult_t result) = 0;
@@ -171,9 +172,9 @@ class Engine {
   std::vector<std::deque<OperationPtr>> lanes_;  // tag 0's, by Lane::index
   // Recv lanes of other tags, by (peer, tag); a lane that empties goes.
   std::map<std::pair<int, int>, std::deque<OperationPtr>> taggedLanes_;
-  std::vector<Operation*> active_;               // the head of every non-empty lane
-  std::vector<Operation*> finished_;             // ended this round, still at their lane's head
-  std::vector<Waitable*> watched_;               // watched while the driver sleeps
+  std::vector<Operation*> active_;    // the head of every non-empty lane
+  std::vector<Operation*> finished_;  // ended this round, still at their lane's head
+  std::vector<Waitable*> watched_;    // watched while the driver sleeps
   int64_t lastCheckMs_ = 0;
   uint64_t movingRounds_ = 0;
 

@@ -37,7 +37,7 @@ Connections::Connections(int rank, int nranks, int kind, SlotShape shape, std::u
     : rank_(rank),
       // Ranks of one process, which only `kind` connects: slotBytesAmong
       // then finds it for every pair, as it would after a rendezvous.
-      identities_(nranks, RankIdentity{"in-process", getpid()}),
+      identities_(nranks, RankIdentity{"in-process", getpid(), {}, {}}),
       filter_{{transportKinds()[kind].name}, false},
       slotShapeOfKind_(transportKinds().size()),
       byPeer_(nranks, transport.get()),

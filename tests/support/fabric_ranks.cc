@@ -43,8 +43,8 @@ FabricRank::FabricRank(std::shared_ptr<mem::Fabric> fabric, int rank, const Fabr
   const bool even = team_.hosts >= 2 && onHost[0] >= 2 &&
                     std::all_of(onHost.begin(), onHost.end(), [&](int n) { return n == onHost[0]; });
   team_.ranksPerHost = even ? onHost[0] : 0;
-  team_.ring = team_.members;
-  team_.ringPosition = rank;
+  team_.ring = options.ring.empty() ? team_.members : options.ring;
+  team_.ringPosition = static_cast<int>(std::find(team_.ring.begin(), team_.ring.end(), rank) - team_.ring.begin());
   team_.connections = connections_.get();
   team_.slotBytes = connections_->slotBytesAmong(team_.members);
   team_.tuning = options.tuning;

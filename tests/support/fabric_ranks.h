@@ -30,6 +30,10 @@ struct FabricOptions {
   // Which host each rank is on (hosts numbered from 0 in order of their
   // lowest rank), for the hierarchical schedules; empty: all on one.
   std::vector<int> hostOf;
+  // The ring order, team indices by position; empty: rank order. A
+  // schedule that mixes up ring positions and team indices fails only
+  // where they differ.
+  std::vector<int> ring;
 };
 
 class FabricRank final : public EngineHost {

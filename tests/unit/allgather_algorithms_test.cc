@@ -2,7 +2,8 @@
 // as threads over the in-memory transport: powers of two and the counts in
 // between, where the last step sends fewer blocks than the one before; one
 // element to many slots; a sample of dtypes, in and out of place; every
-// rank's output against the blocks computed here. Up to 17 ranks messages
+// rank's output against the blocks computed here, on a ring order unlike
+// rank order. Up to 17 ranks messages
 // travel delayed, so that connections overtake one another.
 #include <gtest/gtest.h>
 
@@ -16,6 +17,15 @@
 namespace loom::test {
 // Named, as the unity build compiles this file with others of the folder.
 namespace log_allgather {
+
+// A ring order unlike rank order (0 2 4 ... 1 3 5 ...), so that ring
+// positions and team indices differ.
+std::vector<int> evensThenOdds(int n) {
+  std::vector<int> ring;
+  for (int start : {0, 1})
+    for (int r = start; r < n; r += 2) ring.push_back(r);
+  return ring;
+}
 
 std::vector<int> rankCounts() {
   std::vector<int> counts;
@@ -43,6 +53,7 @@ class AllGatherAlgorithmsTest : public testing::TestWithParam<int> {
     FabricOptions options;
     options.nranks = GetParam();
     options.tuning.allowed = AlgorithmFilter::parse("allgather:bruck");
+    options.ring = evensThenOdds(GetParam());
     options.faults.maxDelayMicros = GetParam() <= 17 ? 30 : 0;
     options.faults.seed = 9;
     options.timeoutMs = 120000;

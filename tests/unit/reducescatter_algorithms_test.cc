@@ -2,7 +2,7 @@
 // 24, 32 and 64, as threads over the in-memory transport: powers of two and
 // the counts that fold ranks in, one element to many slots per block, a
 // sample of dtypes and ops, in and out of place, every rank's block
-// against sums computed here. Up to 17 ranks messages travel delayed, so
+// against sums computed here, on a ring order unlike rank order. Up to 17 ranks messages travel delayed, so
 // that connections overtake one another.
 #include <gtest/gtest.h>
 
@@ -17,6 +17,15 @@
 namespace loom::test {
 // Named, as the unity build compiles this file with others of the folder.
 namespace log_reducescatter {
+
+// A ring order unlike rank order (0 2 4 ... 1 3 5 ...), so that ring
+// positions and team indices differ.
+std::vector<int> evensThenOdds(int n) {
+  std::vector<int> ring;
+  for (int start : {0, 1})
+    for (int r = start; r < n; r += 2) ring.push_back(r);
+  return ring;
+}
 
 std::vector<int> rankCounts() {
   std::vector<int> counts;
@@ -45,6 +54,7 @@ class ReduceScatterAlgorithmsTest : public testing::TestWithParam<int> {
     FabricOptions options;
     options.nranks = GetParam();
     options.tuning.allowed = AlgorithmFilter::parse("reducescatter:halvingdoubling");
+    options.ring = evensThenOdds(GetParam());
     options.faults.maxDelayMicros = GetParam() <= 17 ? 30 : 0;
     options.faults.seed = 13;
     options.timeoutMs = 120000;

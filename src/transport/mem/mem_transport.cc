@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -166,8 +167,10 @@ std::unique_ptr<Transport> connect(const TransportSetup& setup) {
   // The registry holds the fabric weakly: its maker must not finish init
   // (and, with nothing to do, destroy its communicator and the fabric)
   // before every rank has taken its own reference. Every rank takes part in
-  // this round, as in the one above.
-  setup.rendezvous.allGather("");
+  // this round, as in the one above, where any rank made a fabric (every
+  // rank sees the same entries, so all decide alike).
+  if (std::any_of(entries.begin(), entries.end(), [](const std::string& e) { return !e.empty(); }))
+    setup.rendezvous.allGather("");
   if (setup.peers.empty()) return std::make_unique<MemTransport>(nullptr, setup.rank);
   if (fabric == nullptr)
     fail(loomInternalError, "rank " + std::to_string(setup.rank) + " cannot find the in-memory fabric '" +
