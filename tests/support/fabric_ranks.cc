@@ -180,6 +180,20 @@ std::string FabricRank::brokenBecause() const {
   return broken_;
 }
 
+std::vector<int> logScheduleRankCounts() {
+  std::vector<int> counts;
+  for (int n = 1; n <= 17; ++n) counts.push_back(n);
+  for (int n : {24, 32, 64}) counts.push_back(n);
+  return counts;
+}
+
+std::vector<int> evensThenOdds(int n) {
+  std::vector<int> ring;
+  for (int start : {0, 1})
+    for (int r = start; r < n; r += 2) ring.push_back(r);
+  return ring;
+}
+
 std::vector<std::unique_ptr<FabricRank>> makeFabricRanks(const FabricOptions& options) {
   auto fabric = std::make_shared<mem::Fabric>(options.nranks, options.shape, options.faults);
   std::vector<std::unique_ptr<FabricRank>> ranks;

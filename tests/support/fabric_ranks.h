@@ -96,6 +96,13 @@ CollectiveArgs collectiveArgs(const void* send, void* recv, size_t count, loomDa
                               int root = 0);
 
 std::vector<std::unique_ptr<FabricRank>> makeFabricRanks(const FabricOptions& options);
+// The rank counts the logarithmic schedules are tested at: every count
+// from 1 to 17 (powers of two, folded ranks, short last steps), then 24,
+// 32 and 64.
+std::vector<int> logScheduleRankCounts();
+// A ring order unlike rank order (0 2 4 ... 1 3 5 ...), for
+// FabricOptions::ring: ring positions and team indices then differ.
+std::vector<int> evensThenOdds(int n);
 // Runs body(rank) on a thread per rank, and returns once all have.
 void onEveryRank(std::vector<std::unique_ptr<FabricRank>>& ranks, const std::function<void(FabricRank&)>& body);
 

@@ -29,12 +29,9 @@ std::string caseName(const testing::TestParamInfo<Case>& info) {
 }
 
 std::vector<Case> allCases() {
-  std::vector<int> counts;
-  for (int n = 1; n <= 17; ++n) counts.push_back(n);
-  for (int n : {24, 32, 64}) counts.push_back(n);
   std::vector<Case> cases;
   for (bool tree : {true, false})
-    for (int n : counts) cases.push_back({tree, n});
+    for (int n : logScheduleRankCounts()) cases.push_back({tree, n});
   return cases;
 }
 

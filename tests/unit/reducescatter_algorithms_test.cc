@@ -18,22 +18,6 @@ namespace loom::test {
 // Named, as the unity build compiles this file with others of the folder.
 namespace log_reducescatter {
 
-// A ring order unlike rank order (0 2 4 ... 1 3 5 ...), so that ring
-// positions and team indices differ.
-std::vector<int> evensThenOdds(int n) {
-  std::vector<int> ring;
-  for (int start : {0, 1})
-    for (int r = start; r < n; r += 2) ring.push_back(r);
-  return ring;
-}
-
-std::vector<int> rankCounts() {
-  std::vector<int> counts;
-  for (int n = 1; n <= 17; ++n) counts.push_back(n);
-  for (int n : {24, 32, 64}) counts.push_back(n);
-  return counts;
-}
-
 std::string caseName(const testing::TestParamInfo<int>& info) {
   return "HalvingDoubling" + std::to_string(info.param);
 }
@@ -131,7 +115,7 @@ TEST_P(ReduceScatterAlgorithmsTest, EveryRankGetsItsBlockReduced) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, ReduceScatterAlgorithmsTest, testing::ValuesIn(rankCounts()), caseName);
+INSTANTIATE_TEST_SUITE_P(Ranks, ReduceScatterAlgorithmsTest, testing::ValuesIn(logScheduleRankCounts()), caseName);
 
 }  // namespace log_reducescatter
 }  // namespace loom::test
