@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectives/algorithm_table.h"
+#include "collectives/cost_model.h"
 #include "transport/connections.h"
 
 namespace loom {
@@ -23,8 +24,9 @@ struct Tuning {
   AlgorithmFilter allowed;  // LOOM_ALGO: which algorithms each collective may take
   size_t allPairsMaxBytes =
       16 * 1024;  // per rank; above it AllReduce uses the ring (whole result: AllGather across hosts, leaders)
-  size_t directMinBytes = 256 * 1024;  // whole buffer (as nccl-tests' size); from it on, direct.h
-  size_t treeMaxBytes = 64 * 1024;     // Broadcast/Reduce up to this use the tree (tree.h), above it the chain
+  size_t directMinBytes = 256 * 1024;    // whole buffer (as nccl-tests' size); from it on, direct.h
+  size_t treeMaxBytes = 64 * 1024;       // Broadcast/Reduce up to this use the tree (tree.h), above it the chain
+  CostConstants costs = defaultCosts();  // the cost model's (cost_model.h), the same on every rank
 };
 
 // Where a member runs, as far as algorithms care.
@@ -55,6 +57,8 @@ struct Team {
   // Hosts among the members; set once at init for the communicator's team
   // (sub-teams keep 1), as ranksPerHost.
   int hosts = 1;
+  // The most members on one host; set with `hosts`.
+  int mostRanksOnAHost = 1;
   Tuning tuning;
   PointToPointInboxes* inboxes = nullptr;  // Recv's tag matching (p2p_inbox.h); the communicator's
   RegisteredRegions* windows = nullptr;    // registered buffers (registered.h); changed only by (de)registration

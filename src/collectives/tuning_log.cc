@@ -1,9 +1,11 @@
 #include "collectives/tuning_log.h"
 
 #include <atomic>
+#include <cstdio>
 #include <string>
 
 #include "base/logging.h"
+#include "collectives/plan.h"
 
 namespace loom {
 namespace {
@@ -11,12 +13,29 @@ namespace {
 // A flag per pair instead of a locked set: the check sits on every call.
 std::atomic<bool> logged[kTunedCollectives][kTunedAlgorithms];
 
+// The cost model's estimates for the schedules it ranks (plan.h, rule 5).
+std::string estimates(const Team& team, TunedCollective collective, size_t bytes) {
+  const PlanInputs in = planInputsOf(team);
+  std::string text = "the least estimate of the cost model among ";
+  bool first = true;
+  for (TunedAlgorithm algorithm : weighedAlgorithms(collective, in, team.tuning, bytes)) {
+    char us[32];
+    std::snprintf(us, sizeof(us), "%.1f", estimateUs(collective, algorithm, in.shape, bytes, team.tuning.costs));
+    text += (first ? "" : ", ") + std::string(algorithmName(algorithm)) + " " + us + " us";
+    first = false;
+  }
+  return text;
+}
+
 // Why the rule picked it, in the terms of the variables a user can change.
-std::string automaticReason(const Tuning& tuning, TunedCollective collective, TunedAlgorithm algorithm, int nranks) {
+std::string automaticReason(const Team& team, TunedCollective collective, TunedAlgorithm algorithm, size_t bytes) {
+  const Tuning& tuning = team.tuning;
+  const int nranks = team.nranks;
   const bool rooted = collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce;
   if (collective == TunedCollective::kBarrier) return "the default: one all-pairs step";
   switch (algorithm) {
     case TunedAlgorithm::kAllPairs:
+      if (team.hosts > 1) return estimates(team, collective, bytes);
       return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank";
     case TunedAlgorithm::kRing:
       if (rooted)
@@ -27,18 +46,18 @@ std::string automaticReason(const Tuning& tuning, TunedCollective collective, Tu
                   ? "above LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank; "
                   : std::string()) +
              "single copy needs registered buffers or LOOM_CMA=1, and at least LOOM_DIRECT_MIN_BYTES=" +
-             std::to_string(tuning.directMinBytes);
+             std::to_string(tuning.directMinBytes) + "; " + estimates(team, collective, bytes);
     case TunedAlgorithm::kDirect:
       return "LOOM_CMA=1 and at least LOOM_DIRECT_MIN_BYTES=" + std::to_string(tuning.directMinBytes);
     case TunedAlgorithm::kRegistered:
       return "every rank's buffers registered and at least LOOM_DIRECT_MIN_BYTES=" +
              std::to_string(tuning.directMinBytes);
     case TunedAlgorithm::kTree:
-      if (!rooted) return "LOOM_ALGO allows it and not the ring";
+      if (!rooted) return estimates(team, collective, bytes);
       return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
              " ranks";
     case TunedAlgorithm::kHalvingDoubling:
-    case TunedAlgorithm::kBruck: return "LOOM_ALGO allows it and not the ring";
+    case TunedAlgorithm::kBruck: return estimates(team, collective, bytes);
     case TunedAlgorithm::kHierarchical:
       if (collective == TunedCollective::kAllReduce)
         return "ranks on several hosts, some host with more than one, and no single-copy reads: within hosts, "
@@ -58,13 +77,13 @@ std::string automaticReason(const Tuning& tuning, TunedCollective collective, Tu
   }
 }
 
-std::string reason(const Tuning& tuning, TunedCollective collective, TunedAlgorithm algorithm, int nranks) {
-  const AlgorithmFilter& allowed = tuning.allowed;
-  if (!allowed.restricted(collective)) return automaticReason(tuning, collective, algorithm, nranks);
+std::string reason(const Team& team, TunedCollective collective, TunedAlgorithm algorithm, size_t bytes) {
+  const AlgorithmFilter& allowed = team.tuning.allowed;
+  if (!allowed.restricted(collective)) return automaticReason(team, collective, algorithm, bytes);
   if (!allowed.allows(collective, algorithm))
     return "LOOM_ALGO allows nothing that can run this call, so the ring runs it";
   if (allowed.onlyAllows(collective, algorithm)) return "the only one LOOM_ALGO allows";
-  return "among those LOOM_ALGO allows: " + automaticReason(tuning, collective, algorithm, nranks);
+  return "among those LOOM_ALGO allows: " + automaticReason(team, collective, algorithm, bytes);
 }
 
 }  // namespace
@@ -80,8 +99,7 @@ void noteAlgorithm(const Team& team, const WaitContext& wait, TunedCollective co
   LOOM_INFO("TUNING", team.rank,
             collectiveName(collective) << " of " << bytes << " bytes on " << team.nranks
                                        << " ranks: " << algorithmName(algorithm) << " ("
-                                       << reason(team.tuning, collective, algorithm, team.nranks)
-                                       << "); logged once per algorithm");
+                                       << reason(team, collective, algorithm, bytes) << "); logged once per algorithm");
 }
 
 }  // namespace loom

@@ -182,6 +182,9 @@ void Communicator::checkHierarchy() {
   // Small AllReduce goes through one leader per host, and large AllReduce
   // in steps, on any layout of several hosts (hierarchical.h), even or not.
   team_.hosts = hostsOf(team_);
+  std::vector<int> onHost(team_.hosts, 0);
+  for (const MemberPlace& place : team_.places)
+    team_.mostRanksOnAHost = std::max(team_.mostRanksOnAHost, ++onHost[place.host]);
   const bool allReduceFits = hierarchicalAllReduceFits(team_);
   const AlgorithmFilter& allowed = team_.tuning.allowed;
   for (TunedCollective collective :

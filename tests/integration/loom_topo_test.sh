@@ -184,3 +184,32 @@ expect_line '^  glibc: +[0-9]'
 expect_line '^Machine .*\(hwloc detection\)'
 expect_line '^  Loom ring: '
 pass "this machine"
+
+# --plan: the choice select.cc makes on a layout, with the model's estimates
+# (tests/unit/plan_test.cc checks the rules; this checks what prints).
+timeout 60 "$TOPO" --plan --hosts 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1 >"$WORK/out" 2>&1 || fail "--plan 16 hosts exited $?"
+expect_line '^== Plan$'
+expect_line '^16 ranks on 16 hosts; LOOM_ALGO=\(unset\)'
+expect_line '^AllReduce \(size: the buffer\):$'
+expect_line '^  8 B +(tree|halvingdoubling) +\(model: ring [0-9.]+ us, tree [0-9.]+ us, halvingdoubling [0-9.]+ us, allpairs [0-9.]+ us\)$'
+expect_line '^  64 MiB +ring +\(model: ring [0-9.]+ us'
+expect_line '^  choice by size: (tree|halvingdoubling), .*ring from [0-9]+ B$'
+expect_line '^AllGather \(size: the whole result\):$'
+expect_line '^  8 B +bruck '
+expect_line '^ReduceScatter \(size: the whole input\):$'
+expect_line '^Broadcast \(size: the buffer\):$'
+expect_line '^Barrier: allpairs$'
+grep -q '^== Topology' "$WORK/out" && fail "--plan printed the topology too"
+# Several ranks per host: leaders, then steps, and never the model's flat picks.
+timeout 60 "$TOPO" --plan --hosts 4,4 >"$WORK/out" 2>&1 || fail "--plan 4,4 exited $?"
+expect_line '^  choice by size: hostleaders, hierarchical from 16385 B$'
+# LOOM_ALGO applies as at init: left alone, the tree runs at every size.
+LOOM_ALGO=allreduce:tree timeout 60 "$TOPO" --plan --ranks 8 >"$WORK/out" 2>&1 || fail "--plan LOOM_ALGO=allreduce:tree exited $?"
+expect_line '^  choice by size: tree$'
+# Bad input: a sentence and an exit code.
+if LOOM_ALGO=allreduce:spiral "$TOPO" --plan --ranks 4 >"$WORK/out" 2>&1; then fail "--plan took LOOM_ALGO=allreduce:spiral"; fi
+expect_line "spiral"
+rc=0; "$TOPO" --plan --json >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--plan --json exited $rc, not 2"
+expect_line '^loom-topo: --plan prints text alone'
+pass "--plan: 16 and 4+4 hosts, LOOM_ALGO, bad input"

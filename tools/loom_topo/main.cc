@@ -21,7 +21,7 @@ namespace {
 
 const char* kUsage =
     "usage: loom-topo [--topo-file FILE] [--xml | --json | --dot] [--ranks N | --hosts N0,N1,...]\n"
-    "                 [--map-by core|socket|numa] [--check] [--no-versions] [--version]\n"
+    "                 [--map-by core|socket|numa] [--check] [--plan] [--no-versions] [--version]\n"
     "\n"
     "Prints the versions around Loom, the machine as a tree, the path classes between GPUs, NICs and\n"
     "NUMA nodes (like `nvidia-smi topo -m`), and the ring Loom builds for N ranks placed like mpirun's\n"
@@ -39,6 +39,9 @@ const char* kUsage =
     "  --map-by POLICY   core, socket or numa, as mpirun (default socket)\n"
     "  --check           measure memory bandwidth and latency between NUMA nodes and cores with pinned\n"
     "                    threads, and flag where they disagree with the detected classes by over 30%\n"
+    "  --plan            print only which algorithm each collective takes on that layout at 8 B, 64 KiB,\n"
+    "                    1 MiB and 64 MiB and where the choice changes, with the cost model's estimates\n"
+    "                    (LOOM_ALGO and LOOM_*_BYTES apply as they do to a communicator)\n"
     "  --no-versions     skip the versions section\n"
     "  --version         print Loom's version and build, and exit\n";
 
@@ -49,6 +52,7 @@ struct Options {
   std::vector<int> ranksPerHost;  // --hosts
   std::string mapBy = "socket";
   bool check = false;
+  bool plan = false;
   bool versions = true;
 };
 
@@ -71,7 +75,8 @@ std::vector<int> parseHosts(const std::string& text) {
       usageError("--hosts " + text + ": each host's number of ranks must be a whole number from 1 to 65536, not '" +
                  item + "'");
     total += n;
-    if (total > 65536 || counts.size() >= 4096) usageError("--hosts " + text + " names more than 65536 ranks or 4096 hosts");
+    if (total > 65536 || counts.size() >= 4096)
+      usageError("--hosts " + text + " names more than 65536 ranks or 4096 hosts");
     counts.push_back(static_cast<int>(n));
     if (comma == std::string::npos) return counts;
     at = comma + 1;
@@ -111,6 +116,8 @@ Options parse(int argc, char** argv) {
       }
     } else if (a == "--check") {
       o.check = true;
+    } else if (a == "--plan") {
+      o.plan = true;
     } else if (a == "--no-versions") {
       o.versions = false;
     } else {
@@ -118,6 +125,8 @@ Options parse(int argc, char** argv) {
     }
   }
   if (!o.ranksPerHost.empty() && o.ranks > 0) usageError("give --ranks or --hosts, not both");
+  if (o.plan && (o.format != "text" || o.check))
+    usageError("--plan prints text alone: leave out --xml, --json, --dot and --check");
   return o;
 }
 
@@ -131,7 +140,20 @@ int defaultRanks(const loom::topo::Topology& t) {
   return std::max(2, std::min(8, static_cast<int>(t.pus.size())));
 }
 
+std::vector<int> layoutOf(const Options& o, const loom::topo::Topology& t) {
+  return !o.ranksPerHost.empty() ? o.ranksPerHost : std::vector<int>{o.ranks > 0 ? o.ranks : defaultRanks(t)};
+}
+
+const char* transportsSetting() {
+  return std::getenv("LOOM_TRANSPORTS") ? std::getenv("LOOM_TRANSPORTS") : "";
+}
+
 void printText(const Options& o, const loom::topo::Topology& t) {
+  if (o.plan) {
+    std::cout << "== Plan\n";
+    loom::topo::printPlan(std::cout, layoutOf(o, t), transportsSetting());
+    return;
+  }
   if (o.versions) {
     std::cout << "== Versions\n";
     loom::topo::printVersions(std::cout, loom::topo::collectVersions());
@@ -141,12 +163,11 @@ void printText(const Options& o, const loom::topo::Topology& t) {
   loom::topo::printTree(std::cout, t);
   std::cout << "\n== Paths\n";
   loom::topo::printMatrix(std::cout, t);
-  const std::vector<int> layout =
-      !o.ranksPerHost.empty() ? o.ranksPerHost : std::vector<int>{o.ranks > 0 ? o.ranks : defaultRanks(t)};
+  const std::vector<int> layout = layoutOf(o, t);
   std::cout << "\n== Rings\n";
   loom::topo::printRings(std::cout, t, layout, o.mapBy);
   std::cout << "\n== Transports\n";
-  loom::topo::printTransports(std::cout, layout, std::getenv("LOOM_TRANSPORTS") ? std::getenv("LOOM_TRANSPORTS") : "");
+  loom::topo::printTransports(std::cout, layout, transportsSetting());
 }
 
 }  // namespace

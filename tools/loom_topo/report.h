@@ -24,6 +24,10 @@ void printRings(std::ostream& os, const Topology& t, const std::vector<int>& ran
 // Which transport connects each pair of ranks of that layout, as a
 // communicator would choose with LOOM_TRANSPORTS=`transports` ("" for unset).
 void printTransports(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports);
+// Which algorithm each collective takes on that layout, at 8 B, 64 KiB,
+// 1 MiB and 64 MiB and wherever the choice changes, with the cost model's
+// estimates; LOOM_ALGO and the size limits as a communicator reads them.
+void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports);
 
 std::string topologyJson(const Topology& t);
 std::string topologyDot(const Topology& t);
@@ -43,6 +47,7 @@ std::string padded(const std::string& s, size_t width);   // s and spaces to wid
 std::vector<int> matrixNodes(const Topology& t);          // GPUs, NICs, then NUMA nodes
 // The placements of that layout: host k's ranks named "host<k>" when there
 // are several hosts, else the machine's name.
-std::vector<RankPlacement> simulateHosts(const Topology& t, const std::vector<int>& ranksPerHost, const std::string& mapBy);
+std::vector<RankPlacement> simulateHosts(const Topology& t, const std::vector<int>& ranksPerHost,
+                                         const std::string& mapBy);
 
 }  // namespace loom::topo

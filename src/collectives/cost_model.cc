@@ -1,0 +1,112 @@
+#include "collectives/cost_model.h"
+
+namespace loom {
+namespace {
+
+int ceilLog2(int n) {
+  int k = 0;
+  while ((1 << k) < n) ++k;
+  return k;
+}
+
+int floorLog2(int n) {
+  int k = 0;
+  while ((2 << k) <= n) ++k;
+  return k;
+}
+
+// One schedule's shape: steps, and bytes through its busiest rank's link.
+struct Traffic {
+  double steps = 0;
+  double bytes = 0;
+  bool everyRankAtOnce = false;  // its cross-host steps leave every rank of a host at once
+  double messages = 0;           // beyond one sent and one taken in per step
+};
+
+Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, double n) {
+  const double share = static_cast<double>(p - 1) / p;  // of the buffer, what a rank sends in a ring
+  const int below = 1 << floorLog2(p);                  // halving/doubling folds the rest into this
+  const bool folded = below != p;
+  const double belowShare = static_cast<double>(below - 1) / below;
+  switch (collective) {
+    case TunedCollective::kAllReduce:
+      switch (algorithm) {
+        case TunedAlgorithm::kRing: return {2.0 * (p - 1), 2 * share * n, false};
+        // One step, but a message to and from every peer.
+        case TunedAlgorithm::kAllPairs: return {1, (p - 1) * n, true, 2.0 * (p - 2)};
+        // Two trees, each carrying half: an inner node of one tree takes
+        // both children's halves up and sends both down.
+        case TunedAlgorithm::kTree: return {2.0 * ceilLog2(p), 2 * n, true};
+        case TunedAlgorithm::kHalvingDoubling:
+          return {2.0 * floorLog2(p) + (folded ? 2 : 0), 2 * belowShare * n + (folded ? 2 * n : 0), true};
+        default: return {-1, 0, false};
+      }
+    case TunedCollective::kAllGather:
+      switch (algorithm) {
+        case TunedAlgorithm::kRing: return {1.0 * (p - 1), share * n, false};
+        // The last rotation copies the whole result once more.
+        case TunedAlgorithm::kBruck: return {1.0 * ceilLog2(p), share * n + n, true};
+        default: return {-1, 0, false};
+      }
+    case TunedCollective::kReduceScatter:
+      switch (algorithm) {
+        case TunedAlgorithm::kRing: return {1.0 * (p - 1), share * n, false};
+        // The input is copied into slot order first.
+        case TunedAlgorithm::kHalvingDoubling:
+          return {1.0 * floorLog2(p) + (folded ? 1 : 0), belowShare * n + n + (folded ? n : 0), true};
+        default: return {-1, 0, false};
+      }
+    default: return {-1, 0, false};
+  }
+}
+
+CostConstants makeDefaults() {
+  CostConstants c;
+  // Shared memory between cores of one host: a hand-over is a cache line
+  // moving between cores plus the poll that sees it; a rank streams a few
+  // GB/s through the FIFOs' slots.
+  // Further messages in one step cost little: the peers' slots fill in
+  // parallel.
+  c.sharedMemory = {0.5, 5000, 0.05};
+  // TCP between hosts: a socket's round of system calls and wire latency;
+  // about 10 Gbit/s; every further message is another pass through the
+  // kernel on both ends.
+  c.network = {15, 1100, 5};
+  auto set = [&](TunedAlgorithm a, double stepUs, double efficiency) {
+    c.stepUs[static_cast<int>(a)] = stepUs;
+    c.efficiency[static_cast<int>(a)] = efficiency;
+  };
+  set(TunedAlgorithm::kRing, 0, 1.0);
+  set(TunedAlgorithm::kAllPairs, 0, 1.0);
+  set(TunedAlgorithm::kTree, 0.5, 0.6);
+  set(TunedAlgorithm::kHalvingDoubling, 0.3, 0.8);
+  set(TunedAlgorithm::kBruck, 0.2, 0.9);
+  return c;
+}
+
+}  // namespace
+
+const CostConstants& defaultCosts() {
+  static const CostConstants costs = makeDefaults();
+  return costs;
+}
+
+bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm) {
+  return trafficOf(collective, algorithm, 2, 1).steps >= 0;
+}
+
+double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const TeamShape& shape, size_t bytes,
+                  const CostConstants& costs) {
+  const Traffic traffic = trafficOf(collective, algorithm, shape.nranks, static_cast<double>(bytes));
+  if (traffic.steps < 0) return -1;
+  if (shape.nranks <= 1) return 0;
+  const bool acrossHosts = shape.hosts > 1;
+  const LinkCosts& link = acrossHosts ? costs.network : costs.sharedMemory;
+  const int sharers = acrossHosts && traffic.everyRankAtOnce ? shape.mostRanksOnAHost : 1;
+  const int a = static_cast<int>(algorithm);
+  const double bandwidth = link.bytesPerUs / sharers * costs.efficiency[a];
+  return traffic.steps * (link.latencyUs + costs.stepUs[a]) + traffic.messages * link.messageUs +
+         traffic.bytes / bandwidth;
+}
+
+}  // namespace loom

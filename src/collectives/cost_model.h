@@ -1,0 +1,61 @@
+// Time estimates for the schedules that compete for one call: a
+// latency/bandwidth (alpha/beta) model over the team's links, as NCCL's
+// tuner and the MPI literature use. A schedule takes steps, each crossing
+// the slowest link class it uses (one host: shared memory; several: the
+// network), and puts bytes through its busiest link, which the ranks of a
+// host may share (a ring crosses each host boundary once; the logarithmic
+// schedules send from every rank of a host at once).
+//
+//   time = steps x (link latency + the schedule's own cost per step)
+//        + further messages x the link's cost per message
+//        + bytes on the busiest link / (link bandwidth / sharers x the
+//          schedule's efficiency)
+//
+// The constants sit in one table (defaultCosts); they describe a machine
+// with a core per rank, and a tuning file measured on the running machine
+// replaces them.
+#pragma once
+
+#include <cstddef>
+
+#include "collectives/algorithm_table.h"
+
+namespace loom {
+
+struct LinkCosts {
+  double latencyUs = 0;   // one step: a message handed over and noticed
+  double bytesPerUs = 0;  // one rank's stream over the link, alone on it
+  double messageUs = 0;   // each further message a step sends or takes in (all-pairs: one per peer)
+};
+
+struct CostConstants {
+  LinkCosts sharedMemory;
+  LinkCosts network;
+  // Per algorithm: what one step costs beyond the link (bookkeeping,
+  // reductions into scratch), and the fraction of the link's bandwidth its
+  // copies reach (extra local copies lower it).
+  double stepUs[kTunedAlgorithms] = {};
+  double efficiency[kTunedAlgorithms] = {};
+};
+
+const CostConstants& defaultCosts();
+
+// What the model needs to know of a team.
+struct TeamShape {
+  int nranks = 1;
+  int hosts = 1;
+  int mostRanksOnAHost = 1;  // the ranks that may share a host's network link
+};
+
+// Whether the model ranks `algorithm` for `collective` (ring, tree,
+// halving/doubling, Bruck, and AllReduce's all-pairs step: the schedules
+// that run on any team).
+bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm);
+
+// Estimated microseconds of one call moving `bytes` (the whole buffer, as
+// nccl-tests' size column: AllReduce's buffer, AllGather's result,
+// ReduceScatter's input); negative where the model does not rank it.
+double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const TeamShape& shape, size_t bytes,
+                  const CostConstants& costs);
+
+}  // namespace loom

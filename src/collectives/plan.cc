@@ -1,0 +1,162 @@
+#include "collectives/plan.h"
+
+#include <cstdint>
+
+#include "collectives/team.h"
+#include "transport/regions.h"
+
+namespace loom {
+namespace {
+
+// What LOOM_ALGO leaves one collective.
+class Allowed {
+ public:
+  Allowed(const Tuning& tuning, TunedCollective collective) : filter_(tuning.allowed), collective_(collective) {}
+  bool may(TunedAlgorithm algorithm) const { return filter_.allows(collective_, algorithm); }
+  bool alone(TunedAlgorithm algorithm) const { return filter_.onlyAllows(collective_, algorithm); }
+  // The automatic size limit, or none for an algorithm left alone.
+  size_t limit(TunedAlgorithm algorithm, size_t automatic) const { return alone(algorithm) ? SIZE_MAX : automatic; }
+
+ private:
+  const AlgorithmFilter& filter_;
+  TunedCollective collective_;
+};
+
+// One message of `bytes` per link, within a host or across: it must fit
+// the team's smallest slot.
+bool fitsAllPairs(const PlanInputs& in, size_t bytes, size_t limitBytes) {
+  return in.shape.nranks > 1 && bytes <= limitBytes && bytes <= in.slotBytes;
+}
+
+bool fitsLeaders(const PlanInputs& in, size_t bytes, size_t limitBytes) {
+  return in.shape.hosts >= 2 && in.shape.nranks > in.shape.hosts && fitsAllPairs(in, bytes, limitBytes);
+}
+
+// Across hosts: single-copy reads (one transport reaching every peer's
+// memory) need neither leaders nor steps, unless LOOM_ALGO leaves those alone.
+bool useLeaders(const PlanInputs& in, const Allowed& allowed) {
+  return allowed.may(TunedAlgorithm::kHostLeaders) && (allowed.alone(TunedAlgorithm::kHostLeaders) || !in.singleCopy);
+}
+
+// AllReduce goes in steps on any layout where some host has several ranks;
+// AllGather and ReduceScatter need as many on every host.
+bool useHierarchy(TunedCollective collective, const PlanInputs& in, const Allowed& allowed) {
+  const bool fits = collective == TunedCollective::kAllReduce ? in.shape.hosts >= 2 && in.shape.nranks > in.shape.hosts
+                                                              : in.ranksPerHost > 0;
+  return allowed.may(TunedAlgorithm::kHierarchical) && fits &&
+         (allowed.alone(TunedAlgorithm::kHierarchical) || !in.singleCopy);
+}
+
+// Rules 4 and 5.
+TunedAlgorithm largeOrRanked(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  if (mayUseRegistered(collective, in, tuning, bytes) || mayCopyDirect(collective, in, tuning, bytes))
+    return TunedAlgorithm::kRing;
+  return cheapestRanked(collective, in, tuning, bytes);
+}
+
+}  // namespace
+
+bool mayCopyDirect(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  const Allowed allowed(tuning, collective);
+  return allowed.may(TunedAlgorithm::kDirect) && in.shape.nranks > 1 && in.singleCopy &&
+         (allowed.alone(TunedAlgorithm::kDirect) || bytes >= tuning.directMinBytes);
+}
+
+bool mayUseRegistered(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  const Allowed allowed(tuning, collective);
+  return allowed.may(TunedAlgorithm::kRegistered) && in.shape.nranks > 1 && in.registeredWindows &&
+         (allowed.alone(TunedAlgorithm::kRegistered) || bytes >= tuning.directMinBytes);
+}
+
+Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  static constexpr TunedAlgorithm kRanked[] = {TunedAlgorithm::kRing, TunedAlgorithm::kTree,
+                                               TunedAlgorithm::kHalvingDoubling, TunedAlgorithm::kBruck,
+                                               TunedAlgorithm::kAllPairs};
+  const Allowed allowed(tuning, collective);
+  Candidates candidates;
+  for (TunedAlgorithm algorithm : kRanked) {
+    if (!allowed.may(algorithm) || !modelRanks(collective, algorithm)) continue;
+    if (algorithm == TunedAlgorithm::kAllPairs &&
+        (in.shape.hosts == 1 || !fitsAllPairs(in, bytes, allowed.limit(algorithm, tuning.allPairsMaxBytes))))
+      continue;
+    candidates.list[candidates.count++] = algorithm;
+  }
+  return candidates;
+}
+
+TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  TunedAlgorithm best = TunedAlgorithm::kRing;
+  double bestUs = -1;
+  for (TunedAlgorithm algorithm : weighedAlgorithms(collective, in, tuning, bytes)) {
+    const double us = estimateUs(collective, algorithm, in.shape, bytes, tuning.costs);
+    if (bestUs < 0 || us < bestUs) {
+      best = algorithm;
+      bestUs = us;
+    }
+  }
+  return best;
+}
+
+PlanInputs planInputsOf(const Team& team) {
+  PlanInputs in;
+  in.shape = {team.nranks, team.hosts, team.mostRanksOnAHost};
+  in.ranksPerHost = team.ranksPerHost;
+  in.singleCopy = team.peerMemory() != nullptr;
+  in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();
+  in.slotBytes = team.slotBytes;
+  return in;
+}
+
+TunedAlgorithm planAllReduce(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  const Allowed allowed(tuning, TunedCollective::kAllReduce);
+  const size_t small = tuning.allPairsMaxBytes;
+  if (allowed.alone(TunedAlgorithm::kTree)) return TunedAlgorithm::kTree;
+  if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
+  if (useLeaders(in, allowed) && fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, small)))
+    return TunedAlgorithm::kHostLeaders;
+  const bool allPairsFits = allowed.may(TunedAlgorithm::kAllPairs) &&
+                            fitsAllPairs(in, bytes, allowed.limit(TunedAlgorithm::kAllPairs, small));
+  if (allPairsFits && (in.shape.hosts == 1 || allowed.alone(TunedAlgorithm::kAllPairs)))
+    return TunedAlgorithm::kAllPairs;
+  if (allPairsFits) return cheapestRanked(TunedCollective::kAllReduce, in, tuning, bytes);
+  if (useHierarchy(TunedCollective::kAllReduce, in, allowed)) return TunedAlgorithm::kHierarchical;
+  return largeOrRanked(TunedCollective::kAllReduce, in, tuning, bytes);
+}
+
+TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  const Allowed allowed(tuning, TunedCollective::kAllGather);
+  if (allowed.alone(TunedAlgorithm::kBruck)) return TunedAlgorithm::kBruck;
+  // The leaders hand the whole result to their hosts in one message.
+  if (useLeaders(in, allowed) &&
+      fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, tuning.allPairsMaxBytes)))
+    return TunedAlgorithm::kHostLeaders;
+  if (useHierarchy(TunedCollective::kAllGather, in, allowed)) return TunedAlgorithm::kHierarchical;
+  return largeOrRanked(TunedCollective::kAllGather, in, tuning, bytes);
+}
+
+TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  const Allowed allowed(tuning, TunedCollective::kReduceScatter);
+  if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
+  if (useHierarchy(TunedCollective::kReduceScatter, in, allowed)) return TunedAlgorithm::kHierarchical;
+  return largeOrRanked(TunedCollective::kReduceScatter, in, tuning, bytes);
+}
+
+// Trees for small messages (fewer hops), chains along the ring for large
+// ones (every link busy once the pipeline fills). With two ranks both are
+// one hop: the chain.
+TunedAlgorithm planBroadcastOrReduce(TunedCollective collective, const PlanInputs& in, const Tuning& tuning,
+                                     size_t bytes) {
+  const Allowed allowed(tuning, collective);
+  const bool tree = in.shape.nranks >= 3 && allowed.may(TunedAlgorithm::kTree) &&
+                    (allowed.alone(TunedAlgorithm::kTree) || bytes <= tuning.treeMaxBytes);
+  return tree ? TunedAlgorithm::kTree : TunedAlgorithm::kRing;
+}
+
+TunedAlgorithm planBarrier(const Tuning& tuning) {
+  const Allowed allowed(tuning, TunedCollective::kBarrier);
+  if (allowed.may(TunedAlgorithm::kAllPairs)) return TunedAlgorithm::kAllPairs;
+  if (allowed.may(TunedAlgorithm::kDissemination)) return TunedAlgorithm::kDissemination;
+  return TunedAlgorithm::kRing;
+}
+
+}  // namespace loom

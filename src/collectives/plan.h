@@ -1,0 +1,70 @@
+// Which algorithm a collective call takes: a pure function of the team's
+// shape, the tuning (LOOM_ALGO, the size limits, the cost constants) and
+// the call's size, so that every rank decides alike, and so that
+// `loom-topo --plan` prints the very decisions select.cc makes on a team
+// it only describes.
+//
+// The order of the rules:
+// 1. an algorithm LOOM_ALGO leaves a collective alone runs at every size;
+// 2. small calls across hosts go through host leaders, small calls within
+//    a host in one all-pairs step (LOOM_ALLPAIRS_MAX_BYTES): a hand-over
+//    through shared memory costs a cache line, and with ranks sharing cores
+//    one step beats any chain of them; across hosts, where every further
+//    peer costs a message through the kernel, all-pairs competes in rule 5;
+// 3. across hosts, large calls go in steps within and across hosts
+//    (hierarchical.h), unless every rank reads every peer's memory;
+// 4. single-copy transfers (registered buffers, LOOM_CMA=1) from
+//    LOOM_DIRECT_MIN_BYTES;
+// 5. otherwise the least estimate of the cost model (cost_model.h) among
+//    the ring and the logarithmic schedules LOOM_ALGO allows.
+#pragma once
+
+#include <cstddef>
+
+#include "collectives/cost_model.h"
+
+namespace loom {
+
+struct Team;
+struct Tuning;
+
+struct PlanInputs {
+  TeamShape shape;
+  int ranksPerHost = 0;            // Team::ranksPerHost: as many on every host (at least two), else 0
+  bool singleCopy = false;         // every rank reads every peer's memory (direct.h)
+  bool registeredWindows = false;  // some buffers are registered (registered.h)
+  size_t slotBytes = SIZE_MAX;     // Team::slotBytes
+};
+
+PlanInputs planInputsOf(const Team& team);
+
+// kRing for AllReduce, AllGather and ReduceScatter means the large-message
+// path: registered buffers or single-copy reads where they apply once the
+// ranks swapped addresses, else the ring.
+TunedAlgorithm planAllReduce(const PlanInputs& in, const Tuning& tuning, size_t bytes);
+TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t bytes);      // bytes: the result
+TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, size_t bytes);  // bytes: the input
+TunedAlgorithm planBroadcastOrReduce(TunedCollective collective, const PlanInputs& in, const Tuning& tuning,
+                                     size_t bytes);
+TunedAlgorithm planBarrier(const Tuning& tuning);
+
+// Whether single-copy transfers may run a call of `bytes` (rule 4).
+bool mayCopyDirect(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
+bool mayUseRegistered(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
+
+// The schedules rule 5 weighs for a call of `bytes`: those the cost model
+// ranks for the collective and LOOM_ALGO allows, the ring first (it wins
+// ties); AllReduce's all-pairs step where it fits, across hosts.
+struct Candidates {
+  TunedAlgorithm list[kTunedAlgorithms];
+  int count = 0;
+  const TunedAlgorithm* begin() const { return list; }
+  const TunedAlgorithm* end() const { return list + count; }
+};
+Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
+
+// Rule 5 alone: the least estimate among weighedAlgorithms (the ring where
+// LOOM_ALGO allows none of them).
+TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
+
+}  // namespace loom

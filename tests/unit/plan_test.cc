@@ -1,0 +1,168 @@
+// The cost model and the plan (collectives/cost_model.h, plan.h): the
+// estimates grow as the schedules' steps and bytes do (a ring's latency
+// with P, a tree's and halving/doubling's with log P), and the plan picks
+// what its rules say on the layouts users run, under LOOM_ALGO.
+#include "collectives/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "collectives/team.h"
+
+namespace loom {
+// Named, as the unity build compiles this file with others of the folder.
+namespace plan_test {
+
+using C = TunedCollective;
+using A = TunedAlgorithm;
+
+PlanInputs layout(int hosts, int perHost) {
+  PlanInputs in;
+  in.shape = {hosts * perHost, hosts, perHost};
+  in.ranksPerHost = hosts > 1 && perHost > 1 ? perHost : 0;
+  in.slotBytes = 128 * 1024;
+  return in;
+}
+
+Tuning tuning(const std::string& algo = "") {
+  Tuning t;
+  t.allowed = AlgorithmFilter::parse(algo);
+  return t;
+}
+
+double us(C c, A a, const PlanInputs& in, size_t bytes) {
+  return estimateUs(c, a, in.shape, bytes, defaultCosts());
+}
+
+TEST(CostModelTest, RingLatencyGrowsWithRanksAndLogarithmicOnesWithTheirLogarithm) {
+  // 8 B: latency alone. From 64 to 1024 ranks (16x) the ring's time grows
+  // about 16x, the tree's and halving/doubling's as log2 P: 10/6.
+  const PlanInputs small = layout(64, 1), large = layout(1024, 1);
+  EXPECT_NEAR(us(C::kAllReduce, A::kRing, large, 8) / us(C::kAllReduce, A::kRing, small, 8), 1023.0 / 63, 0.1);
+  EXPECT_NEAR(us(C::kAllReduce, A::kTree, large, 8) / us(C::kAllReduce, A::kTree, small, 8), 10.0 / 6, 0.01);
+  EXPECT_NEAR(us(C::kAllReduce, A::kHalvingDoubling, large, 8) / us(C::kAllReduce, A::kHalvingDoubling, small, 8),
+              10.0 / 6, 0.01);
+  EXPECT_NEAR(us(C::kAllGather, A::kBruck, large, 8) / us(C::kAllGather, A::kBruck, small, 8), 10.0 / 6, 0.01);
+  EXPECT_NEAR(us(C::kAllGather, A::kRing, large, 8) / us(C::kAllGather, A::kRing, small, 8), 1023.0 / 63, 0.1);
+}
+
+TEST(CostModelTest, BandwidthTermsFollowTheBytesEachScheduleMoves) {
+  // At 1 GiB the bytes dominate: the ring moves 2(P-1)/P of the buffer,
+  // the double tree twice the buffer at its efficiency, so their ratio is
+  // that of bytes over efficiencies.
+  const PlanInputs in = layout(1, 8);
+  const size_t gib = size_t{1} << 30;
+  const CostConstants& k = defaultCosts();
+  const double expected = (2.0 / k.efficiency[static_cast<int>(A::kTree)]) / (2.0 * 7 / 8);
+  EXPECT_NEAR(us(C::kAllReduce, A::kTree, in, gib) / us(C::kAllReduce, A::kRing, in, gib), expected, 0.01);
+  // Across hosts the logarithmic schedules share a host's link among its
+  // ranks; the ring crosses each boundary once.
+  const PlanInputs shared = layout(2, 4), alone = layout(8, 1);
+  EXPECT_NEAR(us(C::kAllReduce, A::kHalvingDoubling, shared, gib) / us(C::kAllReduce, A::kHalvingDoubling, alone, gib),
+              4, 0.05);
+  EXPECT_NEAR(us(C::kAllReduce, A::kRing, shared, gib) / us(C::kAllReduce, A::kRing, alone, gib), 1, 0.01);
+}
+
+TEST(CostModelTest, OnlyTheSchedulesThatServeACollectiveAreRanked) {
+  EXPECT_TRUE(modelRanks(C::kAllReduce, A::kTree));
+  EXPECT_TRUE(modelRanks(C::kAllReduce, A::kAllPairs));
+  EXPECT_FALSE(modelRanks(C::kAllReduce, A::kBruck));
+  EXPECT_TRUE(modelRanks(C::kAllGather, A::kBruck));
+  EXPECT_FALSE(modelRanks(C::kAllGather, A::kTree));
+  EXPECT_TRUE(modelRanks(C::kReduceScatter, A::kHalvingDoubling));
+  EXPECT_FALSE(modelRanks(C::kBroadcast, A::kRing));
+  EXPECT_LT(estimateUs(C::kAllGather, A::kTree, layout(1, 8).shape, 8, defaultCosts()), 0);
+  EXPECT_EQ(estimateUs(C::kAllReduce, A::kRing, layout(1, 1).shape, 1 << 20, defaultCosts()), 0);
+}
+
+TEST(PlanTest, SixteenHostsTakeALogarithmicScheduleWhenSmallAndTheRingWhenLarge) {
+  const PlanInputs in = layout(16, 1);
+  const A small = planAllReduce(in, tuning(), 8);
+  EXPECT_TRUE(small == A::kTree || small == A::kHalvingDoubling) << algorithmName(small);
+  EXPECT_EQ(planAllReduce(in, tuning(), 64 << 20), A::kRing);
+  EXPECT_EQ(planAllGather(in, tuning(), 8 * 16), A::kBruck);
+  EXPECT_EQ(planAllGather(in, tuning(), 64 << 20), A::kRing);
+  EXPECT_EQ(planReduceScatter(in, tuning(), 8 * 16), A::kHalvingDoubling);
+  EXPECT_EQ(planReduceScatter(in, tuning(), 64 << 20), A::kRing);
+  // Two hosts of one rank: one all-pairs step beats two steps of anything.
+  EXPECT_EQ(planAllReduce(layout(2, 1), tuning(), 8), A::kAllPairs);
+}
+
+TEST(PlanTest, HostsOfSeveralRanksGoThroughLeadersWhenSmallAndInStepsWhenLarge) {
+  const PlanInputs in = layout(16, 8);
+  EXPECT_EQ(planAllReduce(in, tuning(), 8), A::kHostLeaders);
+  EXPECT_EQ(planAllReduce(in, tuning(), 64 << 20), A::kHierarchical);
+  EXPECT_EQ(planAllGather(in, tuning(), 64 << 20), A::kHierarchical);
+  EXPECT_EQ(planReduceScatter(in, tuning(), 64 << 20), A::kHierarchical);
+  // Uneven hosts: AllReduce still in steps; AllGather and ReduceScatter need
+  // as many on every host, so the model picks among the flat schedules.
+  PlanInputs uneven = layout(2, 3);
+  uneven.shape = {5, 2, 3};
+  uneven.ranksPerHost = 0;
+  EXPECT_EQ(planAllReduce(uneven, tuning(), 64 << 20), A::kHierarchical);
+  EXPECT_EQ(planAllGather(uneven, tuning(), 64 << 20), A::kRing);
+  // Single-copy reads reaching every peer need neither.
+  PlanInputs readable = in;
+  readable.singleCopy = true;
+  EXPECT_EQ(planAllReduce(readable, tuning(), 64 << 20), A::kRing);  // the large-message path: direct
+  EXPECT_TRUE(mayCopyDirect(C::kAllReduce, readable, tuning(), 64 << 20));
+}
+
+TEST(PlanTest, OneHostKeepsAllPairsUpToItsLimitThenTheModelDecides) {
+  const PlanInputs in = layout(1, 8);
+  EXPECT_EQ(planAllReduce(in, tuning(), 8), A::kAllPairs);
+  EXPECT_EQ(planAllReduce(in, tuning(), 16 * 1024), A::kAllPairs);
+  EXPECT_EQ(planAllReduce(in, tuning(), 64 << 20), A::kRing);
+  // Above all-pairs' limit, whatever the model finds cheapest among the
+  // ranked schedules runs: the plan and the model agree at every size.
+  for (size_t bytes = 16 * 1024 + 4; bytes < (size_t{256} << 20); bytes = bytes * 3 / 2) {
+    A best = A::kRing;
+    for (A a : {A::kTree, A::kHalvingDoubling})
+      if (us(C::kAllReduce, a, in, bytes) < us(C::kAllReduce, best, in, bytes)) best = a;
+    EXPECT_EQ(planAllReduce(in, tuning(), bytes), best) << bytes << " bytes";
+  }
+  // LOOM_ALLPAIRS_MAX_BYTES moves the limit; a slot smaller than the call
+  // rules all-pairs out.
+  Tuning lower = tuning();
+  lower.allPairsMaxBytes = 1024;
+  EXPECT_NE(planAllReduce(in, lower, 2048), A::kAllPairs);
+  PlanInputs smallSlots = in;
+  smallSlots.slotBytes = 4096;
+  EXPECT_NE(planAllReduce(smallSlots, tuning(), 8192), A::kAllPairs);
+}
+
+TEST(PlanTest, LoomAlgoLimitsWhatTheModelWeighs) {
+  const PlanInputs in = layout(16, 1);
+  EXPECT_EQ(planAllReduce(in, tuning("ring"), 8), A::kRing);
+  EXPECT_EQ(planAllReduce(in, tuning("allreduce:tree"), 64 << 20), A::kTree);
+  EXPECT_EQ(planAllReduce(in, tuning("allreduce:halvingdoubling"), 64 << 20), A::kHalvingDoubling);
+  EXPECT_EQ(planAllReduce(in, tuning("allreduce:ring,tree"), 8), A::kTree);
+  // Without the ring, the cheapest of what is left, at every size.
+  EXPECT_EQ(planAllReduce(in, tuning("^ring,allpairs"), 64 << 20), A::kHalvingDoubling);
+  EXPECT_EQ(planAllReduce(in, tuning("^ring,allpairs,halvingdoubling"), 64 << 20), A::kTree);
+  // Nothing ranked allowed: the ring runs it.
+  EXPECT_EQ(planAllGather(in, tuning("allgather:direct"), 8), A::kRing);
+  EXPECT_EQ(planAllGather(in, tuning("allgather:bruck"), 64 << 20), A::kBruck);
+  EXPECT_EQ(planAllGather(in, tuning("^bruck"), 8), A::kRing);
+  EXPECT_EQ(planReduceScatter(in, tuning("^halvingdoubling"), 8), A::kRing);
+  // The candidates the TUNING line and loom-topo --plan list are the ones weighed.
+  int count = 0;
+  for (A a : weighedAlgorithms(C::kAllReduce, in, tuning("^tree"), 8)) {
+    EXPECT_NE(a, A::kTree);
+    ++count;
+  }
+  EXPECT_EQ(count, 3);  // ring, halvingdoubling, allpairs
+}
+
+TEST(PlanTest, BroadcastReduceAndBarrierKeepTheirRules) {
+  const PlanInputs in = layout(1, 8);
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024 + 1), A::kRing);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, layout(1, 2), tuning(), 8), A::kRing);  // two ranks: the chain
+  EXPECT_EQ(planBarrier(tuning()), A::kAllPairs);
+  EXPECT_EQ(planBarrier(tuning("barrier:dissemination")), A::kDissemination);
+}
+
+}  // namespace plan_test
+}  // namespace loom

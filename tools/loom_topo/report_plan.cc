@@ -1,0 +1,150 @@
+// Which algorithm each collective takes on a simulated launch, at the
+// sizes users ask about and wherever the choice changes, with the cost
+// model's estimates: collectives/plan.h decides, as select.cc does on
+// every call, so what prints here is what runs.
+#include <cstdio>
+
+#include "base/error.h"
+#include "collectives/plan.h"
+#include "collectives/team.h"
+#include "core/config.h"
+#include "loom_topo/report.h"
+#include "transport/identity.h"
+#include "transport/registry.h"
+
+namespace loom::topo {
+namespace {
+
+constexpr size_t kLargest = size_t{4} << 30;  // the sweep for crossovers ends here
+
+struct Row {
+  TunedCollective collective;
+  TunedAlgorithm (*plan)(const PlanInputs&, const Tuning&, size_t);
+  const char* sizeMeans;
+};
+
+TunedAlgorithm planBroadcast(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  return planBroadcastOrReduce(TunedCollective::kBroadcast, in, tuning, bytes);
+}
+TunedAlgorithm planReduce(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  return planBroadcastOrReduce(TunedCollective::kReduce, in, tuning, bytes);
+}
+
+const Row kRows[] = {
+    {TunedCollective::kAllReduce, planAllReduce, "the buffer"},
+    {TunedCollective::kAllGather, planAllGather, "the whole result"},
+    {TunedCollective::kReduceScatter, planReduceScatter, "the whole input"},
+    {TunedCollective::kBroadcast, planBroadcast, "the buffer"},
+    {TunedCollective::kReduce, planReduce, "the buffer"},
+};
+
+std::string sizeString(size_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB"};
+  int unit = 0;
+  while (unit < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return std::to_string(bytes) + " " + kUnits[unit];
+}
+
+std::string usString(double us) {
+  char text[32];
+  std::snprintf(text, sizeof(text), us < 10 ? "%.2f" : us < 1000 ? "%.1f" : "%.0f", us);
+  return text;
+}
+
+// What runs at `bytes`, and the estimates of what the model ranks.
+std::string describe(const Row& row, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  const TunedAlgorithm chosen = row.plan(in, tuning, bytes);
+  std::string text = padded(algorithmName(chosen), 17);
+  std::string estimates;
+  for (TunedAlgorithm algorithm : weighedAlgorithms(row.collective, in, tuning, bytes)) {
+    estimates += (estimates.empty() ? "" : ", ") + std::string(algorithmName(algorithm)) + " " +
+                 usString(estimateUs(row.collective, algorithm, in.shape, bytes, tuning.costs)) + " us";
+  }
+  if (estimates.empty()) return text;
+  return text + "(model: " + estimates + ")";
+}
+
+// The smallest size from which `row` takes another algorithm than at `low`,
+// searched between `low` and `high` (where they differ).
+size_t firstChange(const Row& row, const PlanInputs& in, const Tuning& tuning, size_t low, size_t high) {
+  const TunedAlgorithm at = row.plan(in, tuning, low);
+  while (high - low > 1) {
+    const size_t middle = low + (high - low) / 2;
+    if (row.plan(in, tuning, middle) == at)
+      low = middle;
+    else
+      high = middle;
+  }
+  return high;
+}
+
+void printRow(std::ostream& os, const Row& row, const PlanInputs& in, const Tuning& tuning) {
+  os << collectiveName(row.collective) << " (size: " << row.sizeMeans << "):\n";
+  for (size_t bytes : {size_t{8}, size_t{64} << 10, size_t{1} << 20, size_t{64} << 20})
+    os << "  " << padded(sizeString(bytes), 8) << describe(row, in, tuning, bytes) << "\n";
+  // Where the choice changes, from 1 byte to 4 GiB: doubling, then bisecting.
+  std::string changes;
+  TunedAlgorithm current = row.plan(in, tuning, 1);
+  changes = algorithmName(current);
+  for (size_t low = 1; low < kLargest; low *= 2) {
+    const size_t high = low * 2;
+    if (row.plan(in, tuning, high) == row.plan(in, tuning, low)) continue;
+    // More than one change may hide in one doubling: walk them.
+    for (size_t from = low; row.plan(in, tuning, from) != row.plan(in, tuning, high);) {
+      from = firstChange(row, in, tuning, from, high);
+      current = row.plan(in, tuning, from);
+      changes += ", " + std::string(algorithmName(current)) + " from " + std::to_string(from) + " B";
+    }
+  }
+  os << "  choice by size: " << changes << "\n";
+}
+
+}  // namespace
+
+void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
+  PlanInputs in;
+  int ranks = 0, most = 0;
+  std::vector<RankIdentity> identities;
+  for (size_t host = 0; host < ranksPerHost.size(); ++host) {
+    ranks += ranksPerHost[host];
+    most = std::max(most, ranksPerHost[host]);
+    for (int i = 0; i < ranksPerHost[host]; ++i) {
+      RankIdentity identity;
+      identity.host = cat("host", host);
+      identity.pid = static_cast<pid_t>(1000 + identities.size());
+      identities.push_back(identity);
+    }
+  }
+  in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most};
+  bool even = ranksPerHost.size() > 1 && most >= 2;
+  for (int n : ranksPerHost) even = even && n == most;
+  in.ranksPerHost = even ? most : 0;
+  // The smallest slot among the kinds that connect the layout's pairs, as
+  // Connections::slotBytesAmong.
+  const TransportFilter filter = parseTransportFilter(transports, "LOOM_TRANSPORTS");
+  const KindSettingsList settings = readKindSettings();
+  for (int r = 0; r < ranks; r += std::max(1, ranks - 1)) {
+    const std::vector<int> chosen = chooseTransports(identities, r, filter);
+    for (int p = 0; p < ranks; ++p)
+      if (p != r) in.slotBytes = std::min(in.slotBytes, settings[chosen[p]]->slotShape().bytes);
+  }
+  const CommConfig config = readCommConfig(nullptr);
+  Tuning tuning;
+  tuning.allowed = AlgorithmFilter::parse(config.algorithm);
+  tuning.allPairsMaxBytes = config.allPairsMaxBytes;
+  tuning.directMinBytes = config.directMinBytes;
+  tuning.treeMaxBytes = config.treeMaxBytes;
+
+  os << ranks << " ranks on " << ranksPerHost.size() << (ranksPerHost.size() == 1 ? " host" : " hosts")
+     << "; LOOM_ALGO=" << (config.algorithm.empty() ? "(unset)" : config.algorithm)
+     << "; the cost model's built-in constants; without registered buffers or LOOM_CMA=1 (with them, single-copy "
+        "transfers take over \"ring\" from LOOM_DIRECT_MIN_BYTES="
+     << tuning.directMinBytes << ")\n";
+  for (const Row& row : kRows) printRow(os, row, in, tuning);
+  os << "Barrier: " << algorithmName(planBarrier(tuning)) << "\n";
+}
+
+}  // namespace loom::topo
