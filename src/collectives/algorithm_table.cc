@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,28 @@ AlgorithmFilter::AlgorithmFilter() {
 bool AlgorithmFilter::restricted(TunedCollective collective) const {
   const uint32_t serving = servingMask(collective);
   return (allowed_[static_cast<int>(collective)] & serving) != serving;
+}
+
+std::string AlgorithmFilter::canonical() const {
+  std::string text;
+  for (int c = 0; c < kTunedCollectives; ++c) {
+    const TunedCollective collective = static_cast<TunedCollective>(c);
+    if (!restricted(collective)) continue;
+    std::string name = collectiveName(collective);
+    for (char& ch : name) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+    // Appended piece by piece: `"x" + string` trips GCC 12's false -Wrestrict.
+    if (!text.empty()) text += ';';
+    text += name;
+    text += ':';
+    bool first = true;
+    for (const AlgorithmRow& row : kRows) {
+      if (!row.serves(collective) || !allows(collective, row.id)) continue;
+      if (!first) text += ',';
+      text += row.name;
+      first = false;
+    }
+  }
+  return text.empty() ? "auto" : text;
 }
 
 TunedCollective AlgorithmFilter::anyLeftOnly(TunedAlgorithm algorithm) const {

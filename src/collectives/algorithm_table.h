@@ -65,6 +65,10 @@ class AlgorithmFilter {
   }
   // A collective the setting left this algorithm alone, or kCount.
   TunedCollective anyLeftOnly(TunedAlgorithm algorithm) const;
+  // What the setting means, however it was spelt, in its own syntax: each
+  // restricted collective with the algorithms it may take
+  // ("allreduce:ring,tree;allgather:bruck"), or "auto". Ranks compare it.
+  std::string canonical() const;
 
  private:
   uint32_t allowed_[kTunedCollectives];  // a bit per TunedAlgorithm

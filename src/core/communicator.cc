@@ -141,6 +141,13 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
   settings.kinds = config_.kinds;
   settings.network = config_.sockets;
   settings.timeoutMs = config_.timeoutMs;
+  // Every input of the algorithm choice (collectives/plan.h) that comes
+  // from this rank's environment.
+  const Tuning& tuning = team_.tuning;
+  settings.agreedAbove = "LOOM_ALGO=" + tuning.allowed.canonical() +
+                         " LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
+                         " LOOM_DIRECT_MIN_BYTES=" + std::to_string(tuning.directMinBytes) +
+                         " LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes);
   connections_ = std::make_unique<Connections>(
       team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
   team_.connections = connections_.get();

@@ -75,19 +75,67 @@ Connections::~Connections() {
 // never share a FIFO must still agree on every kind's slots, or one would
 // send chunks of one size and the other read chunks of another.
 // LOOM_TRANSPORTS too: a rank that forces TCP where its peer would use
-// shared memory would wait on a connection the peer never makes.
+// shared memory would wait on a connection the peer never makes; and the
+// settings that choose algorithms (TransportSettings::agreedAbove), or
+// ranks would run different schedules of one call.
 void Connections::checkSettingsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous) {
   std::string allowed;  // the kinds it leaves, however it was spelt ("^shm", "tcp")
   for (const TransportKind& kind : transportKinds())
     if (filter_.allows(kind.name)) allowed += (allowed.empty() ? "" : ",") + std::string(kind.name);
   std::string mine = "LOOM_TRANSPORTS=" + allowed;
   for (const auto& own : settings.kinds) mine += " " + own->agreement();
+  if (!settings.agreedAbove.empty()) mine += " " + settings.agreedAbove;
   const std::vector<std::string> all = rendezvous.allGather(mine);
   for (size_t peer = 0; peer < all.size(); ++peer)
     if (all[peer] != mine)
-      fail(loomInvalidUsage, "rank " + std::to_string(peer) + " has '" + all[peer].substr(0, 200) + "' but rank " +
-                                 std::to_string(rank_) + " has '" + mine +
-                                 "': set these alike on every rank (or leave them unset)");
+      fail(loomInvalidUsage, "ranks differ in settings every rank must share: " +
+                                 differences(all[peer], static_cast<int>(peer), mine, rank_) +
+                                 "; set these alike on every rank (or leave them unset)");
+}
+
+namespace {
+
+// "KEY=VALUE KEY=VALUE ...", as a list of pairs in order.
+std::vector<std::pair<std::string, std::string>> settingsOf(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    const size_t equals = item.find('=');
+    if (!item.empty())
+      pairs.emplace_back(item.substr(0, equals), equals == std::string::npos ? "" : item.substr(equals + 1));
+    at = end + 1;
+  }
+  return pairs;
+}
+
+}  // namespace
+
+// The settings whose values differ, "LOOM_ALGO=tree on rank 0 against
+// LOOM_ALGO=auto on rank 2"; what only one side has counts as a difference.
+std::string Connections::differences(const std::string& theirs, int peer, const std::string& mine, int rank) {
+  const auto theirPairs = settingsOf(theirs), myPairs = settingsOf(mine);
+  auto find = [](const std::vector<std::pair<std::string, std::string>>& pairs, const std::string& key) {
+    for (const auto& pair : pairs)
+      if (pair.first == key) return &pair.second;
+    return static_cast<const std::string*>(nullptr);
+  };
+  std::string text;
+  auto add = [&](const std::string& key, const std::string* a, const std::string* b) {
+    if (a != nullptr && b != nullptr && *a == *b) return;
+    if (!text.empty()) text += ", ";
+    text += key + (a ? "=" + *a : " unknown") + " on rank " + std::to_string(peer) + " against " + key +
+            (b ? "=" + *b : " unknown") + " on rank " + std::to_string(rank);
+  };
+  for (const auto& pair : theirPairs) add(pair.first, &pair.second, find(myPairs, pair.first));
+  for (const auto& pair : myPairs)
+    if (find(theirPairs, pair.first) == nullptr) add(pair.first, nullptr, &pair.second);
+  if (text.empty())  // the same pairs in another order: not from this version
+    return "'" + theirs.substr(0, 200) + "' on rank " + std::to_string(peer) + " against '" + mine.substr(0, 200) +
+           "' on rank " + std::to_string(rank);
+  return text.substr(0, 600);
 }
 
 size_t Connections::slotBytesAmong(const std::vector<int>& ranks) const {

@@ -79,6 +79,7 @@ class Connections {
   std::string peerMemoryUnavailable() const;
 
  private:
+  static std::string differences(const std::string& theirs, int peer, const std::string& mine, int rank);
   void checkSettingsAgree(const TransportSettings& settings, bootstrap::RendezvousClient& rendezvous);
   void makeIdleSleep();
 

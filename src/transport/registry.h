@@ -48,6 +48,9 @@ struct TransportSettings {
   KindSettingsList kinds;               // readKindSettings()
   bootstrap::InterfaceRequest network;  // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: where the bootstrap listens too
   int64_t timeoutMs = 0;                // the communicator's timeout, for connecting
+  // Settings of the layers above that every rank must share (the choice of
+  // algorithms), checked in the same round as the kinds' own.
+  std::string agreedAbove;
 };
 
 struct TransportSetup {

@@ -204,6 +204,16 @@ TEST(TeamSlotsTest, RanksWithDifferentTransportsFailInitNamingThem) {
   expectEveryRankRefuses(1, "LOOM_TRANSPORTS", "^shm", false, {"LOOM_TRANSPORTS=tcp ", "LOOM_TRANSPORTS=shm,tcp "});
 }
 
+// Ranks that choose algorithms differently would run different schedules
+// of one call: a LOOM_ALGO or a size limit set on one rank only fails init
+// on every rank, naming the setting as each rank reads it.
+TEST(TeamSlotsTest, RanksWithDifferentAlgorithmSettingsFailInitNamingThem) {
+  expectEveryRankRefuses(0, "LOOM_ALGO", "TREE", false,
+                         {"LOOM_ALGO=allreduce:tree;broadcast:tree;reduce:tree on rank 0", "LOOM_ALGO=auto on rank"});
+  expectEveryRankRefuses(2, "LOOM_ALLPAIRS_MAX_BYTES", "1024", false,
+                         {"LOOM_ALLPAIRS_MAX_BYTES=1024 on rank 2", "LOOM_ALLPAIRS_MAX_BYTES=16384 on rank"});
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, TransportSelectionTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),
                          [](const auto& info) { return modeName(info.param); });
 

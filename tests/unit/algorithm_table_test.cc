@@ -99,6 +99,22 @@ TEST(AlgorithmTableTest, EntriesPerCollectiveOverrideTheFirst) {
   EXPECT_FALSE(alone.restricted(C::kAllReduce));
 }
 
+// Ranks compare what a setting means, not how it was spelt.
+TEST(AlgorithmTableTest, TheCanonicalFormSaysWhatTheSettingMeans) {
+  EXPECT_EQ(AlgorithmFilter::parse("").canonical(), "auto");
+  EXPECT_EQ(AlgorithmFilter::parse("Tree").canonical(),
+            AlgorithmFilter::parse("allreduce:tree;broadcast:TREE;reduce:tree").canonical());
+  EXPECT_EQ(AlgorithmFilter::parse("Tree").canonical(), "allreduce:tree;broadcast:tree;reduce:tree");
+  EXPECT_EQ(AlgorithmFilter::parse("allgather:bruck,ring").canonical(), "allgather:ring,bruck");
+  EXPECT_EQ(AlgorithmFilter::parse("^bruck").canonical(), "allgather:ring,direct,registered,hierarchical,hostleaders");
+  EXPECT_NE(AlgorithmFilter::parse("^bruck").canonical(), AlgorithmFilter::parse("^tree").canonical());
+  // Every canonical form reads back as itself.
+  for (const char* setting : {"ring", "^ring,allpairs", "allreduce:halvingdoubling;barrier:dissemination", "direct"}) {
+    const std::string once = AlgorithmFilter::parse(setting).canonical();
+    EXPECT_EQ(AlgorithmFilter::parse(once).canonical(), once) << setting;
+  }
+}
+
 TEST(AlgorithmTableTest, BadSettingsAreRefusedSayingWhatAndTheChoices) {
   EXPECT_NE(refusal("fast").find("LOOM_ALGO='fast': 'fast' is not an algorithm; the algorithms are allpairs, ring, "
                                  "tree, halvingdoubling, bruck, direct, registered, hierarchical, hostleaders"),
