@@ -15,14 +15,10 @@ int floorLog2(int n) {
   return k;
 }
 
-// One schedule's shape: steps, and bytes through its busiest rank's link.
-struct Traffic {
-  double steps = 0;
-  double bytes = 0;
-  bool everyRankAtOnce = false;  // its cross-host steps leave every rank of a host at once
-  double messages = 0;           // beyond one sent and one taken in per step
-};
+}  // namespace
 
+// Each schedule as its file runs it (ring_allreduce.cc, double_tree.cc,
+// halving_doubling.cc, bruck_allgather.cc, all_pairs.cc).
 Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, double n) {
   const double share = static_cast<double>(p - 1) / p;  // of the buffer, what a rank sends in a ring
   const int below = 1 << floorLog2(p);                  // halving/doubling folds the rest into this
@@ -59,6 +55,8 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
     default: return {-1, 0, false};
   }
 }
+
+namespace {
 
 CostConstants makeDefaults() {
   CostConstants c;

@@ -32,8 +32,9 @@ struct CostConstants {
   LinkCosts sharedMemory;
   LinkCosts network;
   // Per algorithm: what one step costs beyond the link (bookkeeping,
-  // reductions into scratch), and the fraction of the link's bandwidth its
-  // copies reach (extra local copies lower it).
+  // reductions into scratch), and the share of the link's bandwidth (as the
+  // ring reaches it) its copies reach: extra local copies lower it; data
+  // that stays in cache may lift it above 1.
   double stepUs[kTunedAlgorithms] = {};
   double efficiency[kTunedAlgorithms] = {};
 };
@@ -46,6 +47,17 @@ struct TeamShape {
   int hosts = 1;
   int mostRanksOnAHost = 1;  // the ranks that may share a host's network link
 };
+
+// One schedule's shape on P ranks moving `bytes`: its steps, the bytes
+// through its busiest rank's link, and its further messages; steps < 0
+// where the model does not rank it. Calibration fits the constants to it.
+struct Traffic {
+  double steps = -1;
+  double bytes = 0;
+  bool everyRankAtOnce = false;  // its cross-host steps leave every rank of a host at once
+  double messages = 0;           // beyond one sent and one taken in per step
+};
+Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int nranks, double bytes);
 
 // Whether the model ranks `algorithm` for `collective` (ring, tree,
 // halving/doubling, Bruck, and AllReduce's all-pairs step: the schedules

@@ -85,6 +85,8 @@ Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, c
 }
 
 TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  // One rank has nothing to weigh: every schedule copies its input.
+  if (in.shape.nranks == 1) return TunedAlgorithm::kRing;
   TunedAlgorithm best = TunedAlgorithm::kRing;
   double bestUs = -1;
   for (TunedAlgorithm algorithm : weighedAlgorithms(collective, in, tuning, bytes)) {

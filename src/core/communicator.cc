@@ -15,6 +15,7 @@
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/socket.h"
 #include "collectives/hierarchical.h"
+#include "collectives/tuning_file.h"
 #include "collectives/window_registration.h"
 #include "core/signal_dump.h"
 #include "core/version_banner.h"
@@ -101,6 +102,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
   team_.tuning.directMinBytes = config.directMinBytes;
   team_.tuning.treeMaxBytes = config.treeMaxBytes;
+  team_.tuning.costs = config.costs;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
   std::vector<RankIdentity> identities = exchangeIdentities(*rendezvous_);
   connectPeers(identities, *rendezvous_);
@@ -147,7 +149,8 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
   settings.agreedAbove = "LOOM_ALGO=" + tuning.allowed.canonical() +
                          " LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
                          " LOOM_DIRECT_MIN_BYTES=" + std::to_string(tuning.directMinBytes) +
-                         " LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes);
+                         " LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) +
+                         " LOOM_TUNING_FILE=" + tuningFingerprint(tuning.costs);
   connections_ = std::make_unique<Connections>(
       team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
   team_.connections = connections_.get();

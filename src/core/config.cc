@@ -14,6 +14,7 @@
 #include "base/env_value.h"
 #include "base/error.h"
 #include "collectives/algorithm_table.h"
+#include "collectives/tuning_file.h"
 #include "transport/registry.h"
 
 namespace loom {
@@ -91,6 +92,10 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     config.treeMaxBytes = parseEnvInteger(*limit, "LOOM_TREE_MAX_BYTES", 0, INT64_MAX / 2);
   if (auto limit = envValue("LOOM_DIRECT_MIN_BYTES"))
     config.directMinBytes = parseEnvInteger(*limit, "LOOM_DIRECT_MIN_BYTES", 0, INT64_MAX / 2);
+  if (auto tuning = envValue("LOOM_TUNING_FILE")) {
+    config.tuningFile = *tuning;
+    config.costs = readTuningFile(*tuning);  // refuses a malformed file here, before any rank waits
+  }
   if (auto yields = envValue("LOOM_YIELD_US"))
     config.yieldMicros = parseEnvInteger(*yields, "LOOM_YIELD_US", 0, 10000000);
   if (auto entries = envValue("LOOM_FLIGHT_RECORDER_ENTRIES"))

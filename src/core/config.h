@@ -14,6 +14,7 @@
 
 #include "base/log_settings.h"
 #include "bootstrap/interface_choice.h"
+#include "collectives/cost_model.h"
 #include "transport/registry.h"
 
 namespace loom {
@@ -36,6 +37,8 @@ struct CommConfig {
   size_t allPairsMaxBytes = 16 * 1024;    // LOOM_ALLPAIRS_MAX_BYTES
   size_t directMinBytes = 256 * 1024;     // LOOM_DIRECT_MIN_BYTES
   size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
+  std::string tuningFile;                 // LOOM_TUNING_FILE: the cost model's constants (tuning_file.h)
+  CostConstants costs = defaultCosts();   // from it, else built in
   std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
   bootstrap::InterfaceRequest sockets;    // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: the interface to offer
   KindSettingsList kinds;                 // every transport kind's own settings (registry.h)

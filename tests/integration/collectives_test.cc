@@ -451,8 +451,9 @@ void checkPreMulSum(const RankContext& ctx, loomDataType_t dtype) {
   std::vector<T> reduced(count);
   expectOk(loomReduce(data.data(), reduced.data(), count, dtype, op, n - 1, ctx.comm, nullptr, nullptr), ctx.comm,
            "PreMulSum Reduce " + name);
-  if (me == n - 1)
+  if (me == n - 1) {
     for (size_t i = 0; i < count; ++i) ASSERT_EQ(reduced[i], expected(i)) << name << " Reduce element " << i;
+  }
   EXPECT_EQ(loomRedOpDestroy(op, ctx.comm), loomSuccess);
   // Once destroyed, the op is refused before anything is sent.
   EXPECT_EQ(loomAllReduce(data.data(), block.data(), count, dtype, op, ctx.comm, nullptr, nullptr),

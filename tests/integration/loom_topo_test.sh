@@ -213,3 +213,22 @@ rc=0; "$TOPO" --plan --json >"$WORK/out" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--plan --json exited $rc, not 2"
 expect_line '^loom-topo: --plan prints text alone'
 pass "--plan: 16 and 4+4 hosts, LOOM_ALGO, bad input"
+
+# --calibrate: measures shared memory on 3 local ranks, writes a file that
+# LOOM_TUNING_FILE loads and --plan then names; a bad file is a sentence.
+timeout 120 "$TOPO" --calibrate "$WORK/cal.tuning" --ranks 3 >"$WORK/out" 2>&1 || fail "--calibrate exited $?"
+expect_line '^measured on 3 ranks of this host'
+expect_line '^  AllReduce ring:( [0-9.e+]+){5}$'
+expect_line '^  AllGather bruck:( [0-9.e+]+){5}$'
+expect_line "^written to $WORK/cal.tuning"
+grep -Eq '^shm latency_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no shm latency"
+grep -Eq '^tree efficiency [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no tree efficiency"
+LOOM_TUNING_FILE="$WORK/cal.tuning" timeout 60 "$TOPO" --plan --ranks 3 >"$WORK/out" 2>&1 || fail "--plan with the calibrated file exited $?"
+expect_line "constants from LOOM_TUNING_FILE=$WORK/cal.tuning"
+printf 'shm latency_us 1\ntree speed 2\n' >"$WORK/bad.tuning"
+if LOOM_TUNING_FILE="$WORK/bad.tuning" "$TOPO" --plan --ranks 3 >"$WORK/out" 2>&1; then fail "--plan took a bad tuning file"; fi
+expect_line "^loom-topo: $WORK/bad.tuning:2: tree has no 'speed'"
+grep -q '== Plan' "$WORK/out" && fail "--plan printed half a section before its error"
+rc=0; "$TOPO" --calibrate "$WORK/x.tuning" --hosts 2,2 >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--calibrate --hosts exited $rc, not 2"
+pass "--calibrate: 3 ranks, a file --plan loads; bad files and options refused"

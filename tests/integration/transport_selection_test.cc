@@ -4,6 +4,7 @@
 // the communicator's ranks.
 #include <gtest/gtest.h>
 #include <loom/loom.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -212,6 +213,15 @@ TEST(TeamSlotsTest, RanksWithDifferentAlgorithmSettingsFailInitNamingThem) {
                          {"LOOM_ALGO=allreduce:tree;broadcast:tree;reduce:tree on rank 0", "LOOM_ALGO=auto on rank"});
   expectEveryRankRefuses(2, "LOOM_ALLPAIRS_MAX_BYTES", "1024", false,
                          {"LOOM_ALLPAIRS_MAX_BYTES=1024 on rank 2", "LOOM_ALLPAIRS_MAX_BYTES=16384 on rank"});
+  // The cost model's constants by their fingerprint: a file on one rank.
+  char path[] = "/tmp/loom-tuning-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text = "shm latency_us 7\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  expectEveryRankRefuses(1, "LOOM_TUNING_FILE", path, false, {"LOOM_TUNING_FILE=builtin on rank"});
+  unlink(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, TransportSelectionTest, ::testing::Values(RankMode::kThreads, RankMode::kProcesses),

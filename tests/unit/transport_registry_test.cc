@@ -18,7 +18,7 @@ namespace {
 std::vector<RankIdentity> ranksOnHosts(const std::vector<std::string>& hosts) {
   std::vector<RankIdentity> identities;
   for (size_t r = 0; r < hosts.size(); ++r)
-    identities.push_back({hosts[r] + "/boot-" + hosts[r], 1000 + static_cast<int>(r)});
+    identities.push_back({hosts[r] + "/boot-" + hosts[r], 1000 + static_cast<int>(r), {}, {}});
   return identities;
 }
 
@@ -46,7 +46,7 @@ TEST(TransportRegistry, RanksOfOneHostConnectOverSharedMemory) {
 }
 
 TEST(TransportRegistry, SameHostNameOnAnotherBootIsAnotherHost) {
-  std::vector<RankIdentity> identities = {{"node/boot-1", 10}, {"node/boot-2", 11}};
+  std::vector<RankIdentity> identities = {{"node/boot-1", 10, {}, {}}, {"node/boot-2", 11, {}, {}}};
   EXPECT_EQ(chooseTransports(identities, 0, {}), (std::vector<int>{-1, 1})) << "not shared memory: another host";
 }
 
@@ -120,7 +120,7 @@ TEST(TransportRegistry, EmptySettingAllowsEveryKindButTheInMemoryOne) {
 // Threads of one process share a host and a pid; only the in-memory kind,
 // and only when named, connects them without shared memory.
 TEST(TransportRegistry, TheInMemoryKindConnectsRanksOfOneProcessOnlyWhenNamed) {
-  const std::vector<RankIdentity> threads = {{"a/boot-a", 1000}, {"a/boot-a", 1000}, {"a/boot-a", 1001}};
+  const std::vector<RankIdentity> threads = {{"a/boot-a", 1000, {}, {}}, {"a/boot-a", 1000, {}, {}}, {"a/boot-a", 1001, {}, {}}};
   const int mem = 2;
   ASSERT_STREQ(transportKinds()[mem].name, "mem");
   EXPECT_EQ(chooseTransports(threads, 0, {}), (std::vector<int>{-1, 0, 0}));
@@ -223,7 +223,7 @@ TEST(TransportRegistry, IdentitiesCarryTheHostsDevices) {
   EXPECT_EQ(back.devices.back().address, "line?break");
 
   const std::string head = RankIdentity::mine().encode();
-  for (const std::string& line : {"gpu\tGPU0\t\t0\t\n", "tpu\tx\t\t0\t\t\n", "nic\teth0\t\tnear\tip\t\n",
+  for (const char* line : {"gpu\tGPU0\t\t0\t\n", "tpu\tx\t\t0\t\t\n", "nic\teth0\t\tnear\tip\t\n",
                                   "nic\teth0\t\t-2\tip\t\n", "gpu\tGPU0\t\t0\t\t\t\n"}) {
     try {
       RankIdentity::decode(head + line, 2);

@@ -4,12 +4,14 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "core/config.h"
 #include "core/version_banner.h"
+#include "loom_topo/calibrate.h"
 #include "loom_topo/numa_check.h"
 #include "loom_topo/report.h"
 #include "loom_topo/versions.h"
@@ -21,7 +23,8 @@ namespace {
 
 const char* kUsage =
     "usage: loom-topo [--topo-file FILE] [--xml | --json | --dot] [--ranks N | --hosts N0,N1,...]\n"
-    "                 [--map-by core|socket|numa] [--check] [--plan] [--no-versions] [--version]\n"
+    "                 [--map-by core|socket|numa] [--check] [--plan] [--calibrate FILE] [--no-versions]\n"
+    "                 [--version]\n"
     "\n"
     "Prints the versions around Loom, the machine as a tree, the path classes between GPUs, NICs and\n"
     "NUMA nodes (like `nvidia-smi topo -m`), and the ring Loom builds for N ranks placed like mpirun's\n"
@@ -42,6 +45,9 @@ const char* kUsage =
     "  --plan            print only which algorithm each collective takes on that layout at 8 B, 64 KiB,\n"
     "                    1 MiB and 64 MiB and where the choice changes, with the cost model's estimates\n"
     "                    (LOOM_ALGO and LOOM_*_BYTES apply as they do to a communicator)\n"
+    "  --calibrate FILE  measure the cost model's constants for shared memory on this machine with --ranks\n"
+    "                    local ranks (default: one per core, at most 8, at least 2), print them, and write\n"
+    "                    them to FILE, which LOOM_TUNING_FILE loads (about a minute)\n"
     "  --no-versions     skip the versions section\n"
     "  --version         print Loom's version and build, and exit\n";
 
@@ -53,6 +59,7 @@ struct Options {
   std::string mapBy = "socket";
   bool check = false;
   bool plan = false;
+  std::string calibrateTo;  // --calibrate FILE
   bool versions = true;
 };
 
@@ -116,6 +123,8 @@ Options parse(int argc, char** argv) {
       }
     } else if (a == "--check") {
       o.check = true;
+    } else if (a == "--calibrate") {
+      o.calibrateTo = value();
     } else if (a == "--plan") {
       o.plan = true;
     } else if (a == "--no-versions") {
@@ -125,6 +134,9 @@ Options parse(int argc, char** argv) {
     }
   }
   if (!o.ranksPerHost.empty() && o.ranks > 0) usageError("give --ranks or --hosts, not both");
+  if (!o.calibrateTo.empty() && (o.plan || o.format != "text" || o.check || !o.ranksPerHost.empty()))
+    usageError(
+        "--calibrate measures ranks of this host alone: leave out --plan, --xml, --json, --dot, --check and --hosts");
   if (o.plan && (o.format != "text" || o.check))
     usageError("--plan prints text alone: leave out --xml, --json, --dot and --check");
   return o;
@@ -149,9 +161,16 @@ const char* transportsSetting() {
 }
 
 void printText(const Options& o, const loom::topo::Topology& t) {
+  if (!o.calibrateTo.empty()) {
+    std::cout << "== Calibration\n";
+    loom::topo::calibrate(std::cout, o.ranks > 0 ? o.ranks : defaultRanks(t), o.calibrateTo);
+    return;
+  }
   if (o.plan) {
-    std::cout << "== Plan\n";
-    loom::topo::printPlan(std::cout, layoutOf(o, t), transportsSetting());
+    // Whole, or not at all: a malformed setting is said without a half section.
+    std::ostringstream plan;
+    loom::topo::printPlan(plan, layoutOf(o, t), transportsSetting());
+    std::cout << "== Plan\n" << plan.str();
     return;
   }
   if (o.versions) {

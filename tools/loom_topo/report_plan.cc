@@ -137,10 +137,13 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
   tuning.allPairsMaxBytes = config.allPairsMaxBytes;
   tuning.directMinBytes = config.directMinBytes;
   tuning.treeMaxBytes = config.treeMaxBytes;
+  tuning.costs = config.costs;
 
   os << ranks << " ranks on " << ranksPerHost.size() << (ranksPerHost.size() == 1 ? " host" : " hosts")
      << "; LOOM_ALGO=" << (config.algorithm.empty() ? "(unset)" : config.algorithm)
-     << "; the cost model's built-in constants; without registered buffers or LOOM_CMA=1 (with them, single-copy "
+     << (config.tuningFile.empty() ? std::string("; the cost model's built-in constants")
+                                   : "; the cost model's constants from LOOM_TUNING_FILE=" + config.tuningFile)
+     << "; without registered buffers or LOOM_CMA=1 (with them, single-copy "
         "transfers take over \"ring\" from LOOM_DIRECT_MIN_BYTES="
      << tuning.directMinBytes << ")\n";
   for (const Row& row : kRows) printRow(os, row, in, tuning);

@@ -1,0 +1,100 @@
+// LOOM_TUNING_FILE's format (collectives/tuning_file.h): what
+// `loom-topo --calibrate` writes reads back as the same constants; a file
+// may set only some; anything malformed is refused with the file, the line
+// and what is wrong.
+#include "collectives/tuning_file.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/error.h"
+
+namespace loom {
+// Named, as the unity build compiles this file with others of the folder.
+namespace tuning_file_test {
+
+using A = TunedAlgorithm;
+
+std::string refusal(const std::string& text) {
+  try {
+    parseTuning(text, "t.tuning");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), loomInvalidArgument);
+    return e.what();
+  }
+  ADD_FAILURE() << "'" << text << "' was accepted";
+  return {};
+}
+
+TEST(TuningFileTest, WhatIsWrittenReadsBackAsTheSameConstants) {
+  CostConstants costs = defaultCosts();
+  costs.sharedMemory = {3.25, 2676.5, 0.125};
+  costs.network = {40, 300, 9};
+  costs.stepUs[static_cast<int>(A::kTree)] = 7.75;
+  costs.efficiency[static_cast<int>(A::kBruck)] = 1.5;
+  const std::string text = tuningText(costs, "two lines\nof header");
+  EXPECT_EQ(text.rfind("# two lines\n# of header\n", 0), 0u) << text;
+  const CostConstants back = parseTuning(text, "t.tuning");
+  EXPECT_EQ(back.sharedMemory.latencyUs, 3.25);
+  EXPECT_EQ(back.sharedMemory.bytesPerUs, 2676.5);
+  EXPECT_EQ(back.sharedMemory.messageUs, 0.125);
+  EXPECT_EQ(back.network.latencyUs, 40);
+  EXPECT_EQ(back.network.bytesPerUs, 300);
+  EXPECT_EQ(back.stepUs[static_cast<int>(A::kTree)], 7.75);
+  EXPECT_EQ(back.efficiency[static_cast<int>(A::kBruck)], 1.5);
+  EXPECT_EQ(tuningText(back, ""), tuningText(costs, ""));
+  EXPECT_EQ(tuningFingerprint(back), tuningFingerprint(costs));
+}
+
+TEST(TuningFileTest, WhatAFileLeavesOutKeepsItsBuiltInValue) {
+  const CostConstants costs = parseTuning("# only one\n\n  shm latency_us 9   # a comment\n", "t.tuning");
+  EXPECT_EQ(costs.sharedMemory.latencyUs, 9);
+  EXPECT_EQ(costs.sharedMemory.bytesPerUs, defaultCosts().sharedMemory.bytesPerUs);
+  EXPECT_EQ(costs.network.latencyUs, defaultCosts().network.latencyUs);
+  EXPECT_EQ(tuningFingerprint(defaultCosts()), "builtin");
+  EXPECT_EQ(tuningFingerprint(parseTuning("", "t.tuning")), "builtin");
+  EXPECT_NE(tuningFingerprint(costs), "builtin");
+  EXPECT_EQ(tuningFingerprint(costs).size(), 16u);
+}
+
+TEST(TuningFileTest, MalformedLinesAreRefusedNamingTheFileLineAndWhat) {
+  std::string sentence = refusal("shm latency_us 1\nfabric latency_us 2\n");
+  EXPECT_NE(sentence.find("t.tuning:2: 'fabric' is not a link class or an algorithm"), std::string::npos) << sentence;
+  EXPECT_NE(sentence.find("shm, network, ring, tree, halvingdoubling, bruck, allpairs"), std::string::npos) << sentence;
+  sentence = refusal("shm latency 1\n");
+  EXPECT_NE(sentence.find("t.tuning:1: shm has no 'latency'; a link has latency_us, bytes_per_us and message_us"),
+            std::string::npos)
+      << sentence;
+  sentence = refusal("tree latency_us 1\n");
+  EXPECT_NE(sentence.find("tree has no 'latency_us'; an algorithm has step_us and efficiency"), std::string::npos)
+      << sentence;
+  EXPECT_NE(refusal("shm latency_us\n").find("t.tuning:1: 'shm latency_us' is not 'SCOPE KEY VALUE'"),
+            std::string::npos);
+  EXPECT_NE(refusal("shm latency_us 1 2\n").find("'2' follows the value"), std::string::npos);
+  EXPECT_NE(refusal("shm latency_us fast\n").find("'fast' is not a number"), std::string::npos);
+  EXPECT_NE(refusal("shm latency_us 1e999\n").find("'1e999' is not a number"), std::string::npos);
+  EXPECT_NE(refusal("shm latency_us 1.5x\n").find("'1.5x' is not a number"), std::string::npos);
+  EXPECT_NE(refusal("shm latency_us -1\n").find("latency_us must be a number from 0 up"), std::string::npos);
+  EXPECT_NE(refusal("shm latency_us nan\n").find("latency_us must be a number from 0 up"), std::string::npos);
+  EXPECT_NE(refusal("network bytes_per_us 0\n").find("bytes_per_us must be a positive number"), std::string::npos);
+  EXPECT_NE(refusal("ring efficiency 0\n").find("efficiency must be above 0 and at most 100"), std::string::npos);
+  EXPECT_NE(refusal("ring efficiency 101\n").find("efficiency must be above 0 and at most 100"), std::string::npos);
+  // Direct and registered copies are not weighed by the model.
+  EXPECT_NE(refusal("direct step_us 1\n").find("'direct' is not a link class"), std::string::npos);
+}
+
+TEST(TuningFileTest, AFileThatCannotBeReadIsSaidSo) {
+  try {
+    readTuningFile("/nonexistent/loom.tuning");
+    ADD_FAILURE() << "read a file that does not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), loomInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("LOOM_TUNING_FILE=/nonexistent/loom.tuning cannot be read: No such file"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace tuning_file_test
+}  // namespace loom

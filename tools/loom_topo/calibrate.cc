@@ -1,0 +1,223 @@
+#include "loom_topo/calibrate.h"
+
+#include <loom/loom.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <vector>
+
+#include "base/error.h"
+#include "collectives/algorithm_table.h"
+#include "collectives/tuning_file.h"
+
+namespace loom::topo {
+namespace {
+
+using C = TunedCollective;
+using A = TunedAlgorithm;
+
+// What one communicator measures: LOOM_ALGO leaves each collective one
+// algorithm, which then runs at every size.
+struct Setting {
+  const char* algo;
+  A allReduce;
+  A allGather;  // kCount: AllGather not measured
+};
+const Setting kSettings[] = {
+    {"allreduce:ring;allgather:ring", A::kRing, A::kRing},
+    {"allreduce:tree;allgather:bruck", A::kTree, A::kBruck},
+    {"allreduce:halvingdoubling", A::kHalvingDoubling, A::kCount},
+};
+constexpr int kSettingCount = sizeof(kSettings) / sizeof(kSettings[0]);
+
+// The latency point, then the bandwidth points: where the schedules'
+// crossovers fall on machines of a few to a few dozen ranks.
+const size_t kSizes[] = {8, size_t{64} << 10, size_t{256} << 10, size_t{1} << 20, size_t{4} << 20};
+constexpr int kSizeCount = sizeof(kSizes) / sizeof(kSizes[0]);
+
+// One line per measurement from rank 0 to the parent: setting, collective
+// (0 AllReduce, 1 AllGather), size index, microseconds per call.
+struct Sample {
+  int setting, collective, size;
+  double us;
+};
+
+double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void* send, void* recv) {
+  const size_t count = std::max<size_t>(1, bytes / sizeof(float) / (collective == 1 ? ranks : 1));
+  auto call = [&] {
+    const loomResult_t rc = collective == 0
+                                ? loomAllReduce(send, recv, count, loomFloat32, loomSum, comm, nullptr, nullptr)
+                                : loomAllGather(send, recv, count, loomFloat32, comm, nullptr, nullptr);
+    if (rc != loomSuccess) {
+      std::fprintf(stderr, "loom-topo --calibrate: %s\n", loomGetLastError());
+      std::_Exit(3);
+    }
+  };
+  // About 50 ms per repetition, at least 5 calls; the median of 3.
+  for (int i = 0; i < 3; ++i) call();
+  loomBarrier(comm, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  call();
+  const double once = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  int calls = std::clamp(static_cast<int>(50000 / std::max(once, 1.0)), 5, 20000);
+  // Every rank must run as many calls: rank 0's count goes to all.
+  int shared = calls;
+  loomBroadcast(&shared, &shared, 1, loomInt32, 0, comm, nullptr, nullptr);
+  calls = shared;
+  double times[3];
+  for (double& t : times) {
+    loomBarrier(comm, nullptr);
+    const auto begin = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - begin).count() / calls;
+  }
+  std::sort(times, times + 3);
+  return times[1];
+}
+
+[[noreturn]] void runRank(int rank, int ranks, const std::vector<loomUniqueId>& ids, int reportFd) {
+  std::vector<float> send(kSizes[kSizeCount - 1] / sizeof(float) + 1, 1.0f), recv(send.size() * 2);
+  for (int s = 0; s < kSettingCount; ++s) {
+    setenv("LOOM_ALGO", kSettings[s].algo, 1);
+    loomComm_t comm = nullptr;
+    loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+    config.timeoutMs = 120000;
+    if (loomCommInitRank(&comm, ranks, ids[s], rank, &config) != loomSuccess) {
+      std::fprintf(stderr, "loom-topo --calibrate: rank %d: %s\n", rank, loomGetLastError());
+      std::_Exit(3);
+    }
+    for (int collective = 0; collective < 2; ++collective) {
+      if (collective == 1 && kSettings[s].allGather == A::kCount) continue;
+      for (int size = 0; size < kSizeCount; ++size) {
+        const double us = timeCalls(comm, collective, kSizes[size], ranks, send.data(), recv.data());
+        if (rank == 0) {
+          const Sample sample{s, collective, size, us};
+          if (write(reportFd, &sample, sizeof(sample)) != sizeof(sample)) std::_Exit(4);
+        }
+      }
+    }
+    loomCommDestroy(comm);
+  }
+  std::_Exit(0);
+}
+
+// time = steps x latency + bytes x slope: the slope that fits the large
+// sizes best in relative error, with the latency term fixed.
+double fitSlope(const std::vector<double>& bytes, const std::vector<double>& us, double fixedUs) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    num += (us[i] - fixedUs) * bytes[i] / (us[i] * us[i]);
+    den += bytes[i] * bytes[i] / (us[i] * us[i]);
+  }
+  return num / den;
+}
+
+std::string shortNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", v);
+  return text;
+}
+
+}  // namespace
+
+void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
+  if (ranks < 2) fail(loomInvalidArgument, "--calibrate needs at least 2 ranks");
+  // What the ranks measure must be the built-in algorithms, not a file's choice.
+  unsetenv("LOOM_TUNING_FILE");
+  std::vector<loomUniqueId> ids(kSettingCount);
+  for (loomUniqueId& id : ids)
+    if (loomGetUniqueId(&id) != loomSuccess)
+      fail(loomSystemError, std::string("cannot start a rendezvous: ") + loomGetLastError());
+  int pipeFds[2];
+  if (pipe(pipeFds) != 0) fail(loomSystemError, std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  std::vector<pid_t> children;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const pid_t pid = fork();
+    if (pid < 0) fail(loomSystemError, std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      close(pipeFds[0]);
+      runRank(rank, ranks, ids, pipeFds[1]);
+    }
+    children.push_back(pid);
+  }
+  close(pipeFds[1]);
+  double us[kSettingCount][2][kSizeCount] = {};
+  for (Sample sample; read(pipeFds[0], &sample, sizeof(sample)) == sizeof(sample);)
+    if (sample.setting >= 0 && sample.setting < kSettingCount && sample.collective >= 0 && sample.collective < 2 &&
+        sample.size >= 0 && sample.size < kSizeCount)
+      us[sample.setting][sample.collective][sample.size] = sample.us;
+  close(pipeFds[0]);
+  bool failed = false;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  }
+  if (failed) fail(loomSystemError, "a calibration rank failed (its sentence is above)");
+
+  report << "measured on " << ranks << " ranks of this host, microseconds per call (median of 3):\n";
+  CostConstants costs = defaultCosts();
+  // The ring AllReduce gives the link: latency from 8 B, bandwidth from the rest.
+  const Traffic ringSmall = trafficOf(C::kAllReduce, A::kRing, ranks, 8);
+  LinkCosts& shm = costs.sharedMemory;
+  shm.latencyUs = us[0][0][0] / ringSmall.steps;
+  auto fitAlgorithm = [&](int setting, int collective, A algorithm) {
+    const C c = collective == 0 ? C::kAllReduce : C::kAllGather;
+    const double steps = trafficOf(c, algorithm, ranks, 8).steps;
+    std::string line = std::string("  ") + collectiveName(c) + " " + algorithmName(algorithm) + ":";
+    for (int size = 0; size < kSizeCount; ++size) line += " " + shortNumber(us[setting][collective][size]);
+    report << line << "\n";
+    const double stepUs = std::max(0.0, us[setting][collective][0] / steps - shm.latencyUs);
+    std::vector<double> bytes, times;
+    for (int size = 1; size < kSizeCount; ++size) {
+      bytes.push_back(trafficOf(c, algorithm, ranks, static_cast<double>(kSizes[size])).bytes);
+      times.push_back(us[setting][collective][size]);
+    }
+    const double slope = fitSlope(bytes, times, steps * (shm.latencyUs + stepUs));
+    return std::pair{stepUs, slope};
+  };
+  const auto [ringStep, ringSlope] = fitAlgorithm(0, 0, A::kRing);
+  (void)ringStep;
+  if (!(ringSlope > 0))
+    fail(loomSystemError,
+         "the ring's time did not grow with its size: the machine was too busy to measure; run it again");
+  shm.bytesPerUs = 1 / ringSlope;
+  auto setAlgorithm = [&](A algorithm, std::pair<double, double> fit) {
+    const int a = static_cast<int>(algorithm);
+    costs.stepUs[a] = fit.first;
+    costs.efficiency[a] = std::clamp(ringSlope / std::max(fit.second, 1e-12), 0.01, 100.0);
+  };
+  costs.stepUs[static_cast<int>(A::kRing)] = 0;
+  costs.efficiency[static_cast<int>(A::kRing)] = 1;
+  setAlgorithm(A::kTree, fitAlgorithm(1, 0, A::kTree));
+  setAlgorithm(A::kHalvingDoubling, fitAlgorithm(2, 0, A::kHalvingDoubling));
+  fitAlgorithm(0, 1, A::kRing);  // AllGather's ring: reported, the link is the AllReduce's
+  setAlgorithm(A::kBruck, fitAlgorithm(1, 1, A::kBruck));
+
+  char host[256] = "this host";
+  gethostname(host, sizeof(host) - 1);
+  const std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  const std::string header =
+      "Loom cost constants (docs/ENGINE.md, \"Algorithm choice\"), for LOOM_TUNING_FILE.\n"
+      "Measured by loom-topo --calibrate on " +
+      std::string(host) + ", " + date + ", " + std::to_string(ranks) +
+      " ranks of one host. network: built in (not measured here).";
+  const std::string text = tuningText(costs, header);
+  std::ofstream out(outPath);
+  if (!out || !(out << text) || !out.flush())
+    fail(loomSystemError, "cannot write " + outPath + ": " + std::strerror(errno));
+  report << "fitted:\n" << text << "written to " << outPath << " (use it: LOOM_TUNING_FILE=" << outPath << ")\n";
+}
+
+}  // namespace loom::topo
