@@ -26,8 +26,9 @@ const AlgorithmRow kRows[] = {
      "around the ring, pipelined by slots; Broadcast and Reduce as a chain along it"},
     {TunedAlgorithm::kTree, "tree", kAllReduce | kBroadcast | kReduce,
      "binary trees over the ring order: AllReduce up and down two of them, each with half the data"},
-    {TunedAlgorithm::kHalvingDoubling, "halvingdoubling", kAllReduce | kReduceScatter,
-     "recursive halving (ReduceScatter), then doubling (AllReduce), ranks beyond a power of two folded in"},
+    {TunedAlgorithm::kHalvingDoubling, "halvingdoubling", kAllReduce | kAllGather | kReduceScatter,
+     "recursive halving (ReduceScatter), doubling (AllGather), both (AllReduce), ranks beyond a power of two "
+     "folded in"},
     {TunedAlgorithm::kBruck, "bruck", kAllGather,
      "log2(P) steps, each to the rank 2^k behind on the ring, any rank count"},
     {TunedAlgorithm::kDirect, "direct", kAllReduce | kAllGather | kReduceScatter,

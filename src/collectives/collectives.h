@@ -32,6 +32,7 @@ Task<> ringAllReduce(const Team& team, const CollectiveArgs& args, const WaitCon
 Task<> doubleTreeAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> halvingDoublingAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> ringAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> bruckAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> ringReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);

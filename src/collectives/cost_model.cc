@@ -42,6 +42,9 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         case TunedAlgorithm::kRing: return {1.0 * (p - 1), share * n, false};
         // The last rotation copies the whole result once more.
         case TunedAlgorithm::kBruck: return {1.0 * ceilLog2(p), share * n + n, true};
+        // Slot order to rank order at the end; a folded pair's whole result once more.
+        case TunedAlgorithm::kHalvingDoubling:
+          return {1.0 * floorLog2(p) + (folded ? 2 : 0), belowShare * n + n + (folded ? n : 0), true};
         default: return {-1, 0, false};
       }
     case TunedCollective::kReduceScatter:

@@ -1,7 +1,7 @@
 // Recursive halving and doubling AllReduce (Rabenseifner's): a
 // reduce-scatter in log2(P) steps, each exchanging half of what is left
-// with a partner, then an all-gather retracing them; and the halving alone
-// as ReduceScatter. Every rank moves
+// with a partner, then an all-gather retracing them; the halving alone as
+// ReduceScatter, and the doubling alone as AllGather. Every rank moves
 // 2(P-1)/P of the buffer, as on the ring, but a message crosses log2(P)
 // hops instead of 2(P-1): at many ranks small and medium sizes finish in
 // far fewer wake-ups.
@@ -242,6 +242,83 @@ Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args
   prims.copy(out, mine, blockBytes);
   if (takesFolded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), mine + blockBytes, count);
   finishAverage(out);
+}
+
+// AllGather: the doubling above on the ReduceScatter's slot order, where
+// virtual rank v starts with slot bitreverse(v) (its block, then that of
+// the rank folded into it) and each step doubles the slots it holds; the
+// slots then go to their ranks' places in the output, and folded ranks get
+// the whole result from their partners.
+Task<> halvingDoublingAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
+  const char* in = static_cast<const char*>(args.sendbuf);
+  char* out = static_cast<char*>(args.recvbuf);
+  const int n = team.nranks;
+  const size_t count = args.count;  // each rank's block
+  const size_t elem = prims.elementSize();
+  const size_t blockBytes = count * elem;
+  const size_t total = static_cast<size_t>(n) * count;
+  const size_t chunk = prims.chunkElements(team.slotBytes);
+  const int position = team.ringPosition;
+  const int exchanging = largestPowerOfTwoUpTo(n);
+  const int folded = n - exchanging;
+  auto positionOf = [&](int v) { return v < folded ? 2 * v + 1 : v + folded; };
+
+  if (position < 2 * folded && position % 2 == 0) {
+    // In place the input is this rank's block of the output: sent before
+    // anything lands there.
+    const int partner = team.ringRank(position + 1);
+    co_await sendAll(prims, chunk, team.sendTo(partner), in, count);
+    RecvConnection& from = team.recvFrom(partner);
+    for (size_t at = 0; at < total; at += chunk)
+      co_await prims.recv(from, out + at * elem, std::min(chunk, total - at));
+    co_return;
+  }
+  const bool takesFolded = position < 2 * folded;
+  const int me = takesFolded ? position / 2 : position - folded;
+  int bits = 0;
+  while ((1 << bits) < exchanging) ++bits;
+  // slotStart[s]: the first block of slot s; slotStart[exchanging] == n.
+  std::vector<int> slotStart(static_cast<size_t>(exchanging) + 1, 0);
+  for (int s = 0, block = 0; s < exchanging; ++s) {
+    slotStart[s] = block;
+    block += reverseBits(s, bits) < folded ? 2 : 1;
+  }
+  slotStart[exchanging] = n;
+  auto stretch = [&](int first, int last) {
+    return Stretch{static_cast<size_t>(slotStart[first]) * count,
+                   static_cast<size_t>(slotStart[last] - slotStart[first]) * count};
+  };
+  std::vector<char>& ordered = team.reduceScratch;
+  ordered.resize(total * elem);
+  int first = reverseBits(me, bits), last = first + 1;
+  char* own = ordered.data() + static_cast<size_t>(slotStart[first]) * blockBytes;
+  prims.copy(own, in, blockBytes);
+  if (takesFolded) {
+    RecvConnection& from = team.recvFrom(team.ringRank(position - 1));
+    for (size_t at = 0; at < count; at += chunk)
+      co_await prims.recv(from, own + blockBytes + at * elem, std::min(chunk, count - at));
+  }
+  for (int bit = exchanging / 2; bit >= 1; bit >>= 1) {
+    const int partner = team.ringRank(positionOf(me ^ bit));
+    const int span = last - first;
+    const bool upper = (me & bit) != 0;
+    const int theirFirst = upper ? first - span : last;
+    const Stretch mine = stretch(first, last);
+    const Stretch theirs = stretch(theirFirst, theirFirst + span);
+    co_await swapWith(prims, chunk, team, partner, ordered.data() + mine.offset * elem, mine.count,
+                      ordered.data() + theirs.offset * elem, theirs.count, false);
+    first = std::min(first, theirFirst);
+    last = first + 2 * span;
+  }
+  // Slot s holds virtual rank bitreverse(s)'s block, then its folded rank's.
+  for (int s = 0; s < exchanging; ++s) {
+    const int p = positionOf(reverseBits(s, bits));
+    for (int block = slotStart[s]; block < slotStart[s + 1]; ++block)
+      prims.copy(out + static_cast<size_t>(team.ringRank(p - (block - slotStart[s]))) * blockBytes,
+                 ordered.data() + static_cast<size_t>(block) * blockBytes, blockBytes);
+  }
+  if (takesFolded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), out, total);
 }
 
 }  // namespace loom

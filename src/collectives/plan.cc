@@ -128,6 +128,7 @@ TunedAlgorithm planAllReduce(const PlanInputs& in, const Tuning& tuning, size_t 
 TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const Allowed allowed(tuning, TunedCollective::kAllGather);
   if (allowed.alone(TunedAlgorithm::kBruck)) return TunedAlgorithm::kBruck;
+  if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
   // The leaders hand the whole result to their hosts in one message.
   if (useLeaders(in, allowed) &&
       fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, tuning.allPairsMaxBytes)))

@@ -87,6 +87,7 @@ Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext
   if (algorithm != TunedAlgorithm::kRing) noteAlgorithm(team, wait, TunedCollective::kAllGather, algorithm, bytes);
   switch (algorithm) {
     case TunedAlgorithm::kBruck: return bruckAllGather(team, args, wait);
+    case TunedAlgorithm::kHalvingDoubling: return halvingDoublingAllGather(team, args, wait);
     case TunedAlgorithm::kHostLeaders: return leaderAllGather(team, args, wait);
     case TunedAlgorithm::kHierarchical: return hierarchicalAllGather(team, args, wait);
     default:

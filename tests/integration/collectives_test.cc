@@ -162,11 +162,6 @@ TEST_P(CollectivesTest, ReduceScatter) {
 
 // Recursive halving, forced: every dtype, op and size class, in and out of
 // place, through the C API.
-TEST_P(CollectivesTest, ReduceScatterHalvingDoubling) {
-  ScopedEnv force("LOOM_ALGO", "reducescatter:halvingdoubling");
-  runRanks(mode(), nranks(), [](const RankContext& ctx) { checkReduceScatter(ctx); });
-}
-
 void checkReduce(const RankContext& ctx) {
   size_t caseIndex = 0;
   for (loomDataType_t dtype : kDtypes) {
@@ -229,6 +224,15 @@ TEST_P(CollectivesTest, AllGather) {
 TEST_P(CollectivesTest, AllGatherBruck) {
   ScopedEnv force("LOOM_ALGO", "allgather:bruck");
   runRanks(mode(), nranks(), [](const RankContext& ctx) { checkAllGather(ctx); });
+}
+
+// Recursive halving alone (ReduceScatter) and doubling alone (AllGather).
+TEST_P(CollectivesTest, HalvingDoublingReduceScatterAndAllGather) {
+  ScopedEnv force("LOOM_ALGO", "reducescatter:halvingdoubling;allgather:halvingdoubling");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    checkReduceScatter(ctx);
+    checkAllGather(ctx);
+  });
 }
 
 // Single-copy reads of peers' buffers (LOOM_CMA=1, cross-memory attach

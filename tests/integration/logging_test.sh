@@ -48,7 +48,7 @@ echo "ok: LOOM_DEBUG_SUBSYS=^init"
 # LOOM_ALGO in NCCL_ALGO's syntax: each collective takes what its entry
 # allows, and the TUNING line says why; what nothing allowed can run takes
 # the ring, saying so. The results are checked by the program itself.
-LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=TUNING LOOM_ALGO='^ring,bruck;allreduce:halvingdoubling;broadcast:tree' \
+LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=TUNING LOOM_ALGO='^ring,bruck,halvingdoubling;allreduce:halvingdoubling;broadcast:tree' \
   "$loomrun" -n 3 --timeout 120 "$program" > /dev/null 2> "$dir/algo" || fail "the LOOM_ALGO job failed: $(cat "$dir/algo")"
 grep -qE "TUNING AllReduce of [0-9]+ bytes on 3 ranks: halvingdoubling \(the only one LOOM_ALGO allows\)" "$dir/algo" ||
   fail "no halvingdoubling AllReduce: $(cat "$dir/algo")"
@@ -58,7 +58,7 @@ grep -qE "TUNING AllGather of [0-9]+ bytes on 3 ranks: ring \(LOOM_ALGO allows n
   fail "AllGather's fallback to the ring is not explained: $(cat "$dir/algo")"
 ! grep -qE "TUNING AllReduce .*: (ring|allpairs) " "$dir/algo" || fail "AllReduce took what LOOM_ALGO excluded: $(cat "$dir/algo")"
 LOOM_ALGO='allgather:tree' "$loomrun" -n 2 --timeout 120 "$program" > /dev/null 2> "$dir/badalgo" && fail "LOOM_ALGO='allgather:tree' was accepted"
-grep -q "LOOM_ALGO='allgather:tree': AllGather would have no algorithm left; AllGather runs with ring, bruck, direct, registered, hierarchical, hostleaders" "$dir/badalgo" ||
+grep -q "LOOM_ALGO='allgather:tree': AllGather would have no algorithm left; AllGather runs with ring, halvingdoubling, bruck, direct, registered, hierarchical, hostleaders" "$dir/badalgo" ||
   fail "no sentence for LOOM_ALGO='allgather:tree': $(cat "$dir/badalgo")"
 echo "ok: LOOM_ALGO per collective"
 

@@ -66,7 +66,10 @@ TEST(AlgorithmTableTest, AListForEveryCollectiveLimitsOnlyThoseItServes) {
   EXPECT_TRUE(two.allows(C::kAllReduce, A::kRing));
   EXPECT_FALSE(two.allows(C::kAllReduce, A::kAllPairs));
   EXPECT_FALSE(two.onlyAllows(C::kAllReduce, A::kRing));
-  EXPECT_TRUE(two.onlyAllows(C::kAllGather, A::kRing));
+  EXPECT_FALSE(two.onlyAllows(C::kAllGather, A::kRing));  // halving/doubling serves AllGather too
+  EXPECT_TRUE(two.allows(C::kAllGather, A::kHalvingDoubling));
+  EXPECT_FALSE(two.allows(C::kAllGather, A::kBruck));
+  EXPECT_TRUE(two.onlyAllows(C::kBroadcast, A::kRing));
 }
 
 TEST(AlgorithmTableTest, ACaretAllowsAllButTheNamed) {
@@ -106,7 +109,8 @@ TEST(AlgorithmTableTest, TheCanonicalFormSaysWhatTheSettingMeans) {
             AlgorithmFilter::parse("allreduce:tree;broadcast:TREE;reduce:tree").canonical());
   EXPECT_EQ(AlgorithmFilter::parse("Tree").canonical(), "allreduce:tree;broadcast:tree;reduce:tree");
   EXPECT_EQ(AlgorithmFilter::parse("allgather:bruck,ring").canonical(), "allgather:ring,bruck");
-  EXPECT_EQ(AlgorithmFilter::parse("^bruck").canonical(), "allgather:ring,direct,registered,hierarchical,hostleaders");
+  EXPECT_EQ(AlgorithmFilter::parse("^bruck").canonical(),
+            "allgather:ring,halvingdoubling,direct,registered,hierarchical,hostleaders");
   EXPECT_NE(AlgorithmFilter::parse("^bruck").canonical(), AlgorithmFilter::parse("^tree").canonical());
   // Every canonical form reads back as itself.
   for (const char* setting : {"ring", "^ring,allpairs", "allreduce:halvingdoubling;barrier:dissemination", "direct"}) {
@@ -127,7 +131,7 @@ TEST(AlgorithmTableTest, BadSettingsAreRefusedSayingWhatAndTheChoices) {
             std::string::npos);
   EXPECT_NE(refusal("allgather:tree")
                 .find("AllGather would have no algorithm left; AllGather runs with ring, "
-                      "bruck, direct, registered, hierarchical, hostleaders"),
+                      "halvingdoubling, bruck, direct, registered, hierarchical, hostleaders"),
             std::string::npos);
   EXPECT_NE(refusal("barrier:^allpairs,ring,dissemination").find("Barrier would have no algorithm left"),
             std::string::npos);

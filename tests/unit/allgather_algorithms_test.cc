@@ -1,4 +1,5 @@
-// Bruck's AllGather at every rank count from 1 to 17 and at 24, 32 and 64,
+// Bruck's and recursive doubling's AllGather at every rank count from 1 to
+// 17 and at 24, 32 and 64,
 // as threads over the in-memory transport: powers of two and the counts in
 // between, where the last step sends fewer blocks than the one before; one
 // element to many slots; a sample of dtypes, in and out of place; every
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collectives/collectives.h"
@@ -18,8 +20,12 @@ namespace loom::test {
 // Named, as the unity build compiles this file with others of the folder.
 namespace log_allgather {
 
-std::string caseName(const testing::TestParamInfo<int>& info) {
-  return "Bruck" + std::to_string(info.param);
+// The algorithm's LOOM_ALGO name, and the rank count.
+using Case = std::tuple<std::string, int>;
+
+std::string caseName(const testing::TestParamInfo<Case>& info) {
+  const std::string algorithm = std::get<0>(info.param);
+  return (algorithm == "bruck" ? "Bruck" : "HalvingDoubling") + std::to_string(std::get<1>(info.param));
 }
 
 // Rank r's element i, distinct across ranks and positions.
@@ -31,14 +37,15 @@ int64_t value(int rank, size_t i) {
 // several slots (a step's blocks then span many chunks).
 constexpr size_t kCounts[] = {1, 3, 7, 1001, 2049};
 
-class AllGatherAlgorithmsTest : public testing::TestWithParam<int> {
+class AllGatherAlgorithmsTest : public testing::TestWithParam<Case> {
  protected:
+  int nranks() const { return std::get<1>(GetParam()); }
   std::vector<std::unique_ptr<FabricRank>> ranks() const {
     FabricOptions options;
-    options.nranks = GetParam();
-    options.tuning.allowed = AlgorithmFilter::parse("allgather:bruck");
-    options.ring = evensThenOdds(GetParam());
-    options.faults.maxDelayMicros = GetParam() <= 17 ? 30 : 0;
+    options.nranks = nranks();
+    options.tuning.allowed = AlgorithmFilter::parse("allgather:" + std::get<0>(GetParam()));
+    options.ring = evensThenOdds(nranks());
+    options.faults.maxDelayMicros = nranks() <= 17 ? 30 : 0;
     options.faults.seed = 9;
     options.timeoutMs = 120000;
     return makeFabricRanks(options);
@@ -63,7 +70,7 @@ loomResult_t allGatherOn(FabricRank& rank, const void* send, void* recv, size_t 
 
 TEST_P(AllGatherAlgorithmsTest, EveryRankGetsEveryBlockInRankOrder) {
   auto all = ranks();
-  const int n = GetParam();
+  const int n = nranks();
   onEveryRank(all, [&](FabricRank& rank) {
     const int me = rank.rank();
     for (size_t count : kCounts) {
@@ -96,7 +103,10 @@ TEST_P(AllGatherAlgorithmsTest, EveryRankGetsEveryBlockInRankOrder) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, AllGatherAlgorithmsTest, testing::ValuesIn(logScheduleRankCounts()), caseName);
+INSTANTIATE_TEST_SUITE_P(Ranks, AllGatherAlgorithmsTest,
+                         testing::Combine(testing::Values("bruck", "halvingdoubling"),
+                                          testing::ValuesIn(logScheduleRankCounts())),
+                         caseName);
 
 }  // namespace log_allgather
 }  // namespace loom::test

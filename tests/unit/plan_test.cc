@@ -144,7 +144,8 @@ TEST(PlanTest, LoomAlgoLimitsWhatTheModelWeighs) {
   // Nothing ranked allowed: the ring runs it.
   EXPECT_EQ(planAllGather(in, tuning("allgather:direct"), 8), A::kRing);
   EXPECT_EQ(planAllGather(in, tuning("allgather:bruck"), 64 << 20), A::kBruck);
-  EXPECT_EQ(planAllGather(in, tuning("^bruck"), 8), A::kRing);
+  EXPECT_EQ(planAllGather(in, tuning("^bruck,halvingdoubling"), 8), A::kRing);
+  EXPECT_EQ(planAllGather(in, tuning("allgather:halvingdoubling"), 64 << 20), A::kHalvingDoubling);
   EXPECT_EQ(planReduceScatter(in, tuning("^halvingdoubling"), 8), A::kRing);
   // The candidates the TUNING line and loom-topo --plan list are the ones weighed.
   int count = 0;
