@@ -98,11 +98,7 @@ Communicator::Communicator(int rank, int nranks, const bootstrap::RendezvousAddr
   team_.ringPosition = rank;
   team_.windows = &windows_;
   team_.inboxes = &inboxes_;
-  team_.tuning.allowed = AlgorithmFilter::parse(config.algorithm);
-  team_.tuning.allPairsMaxBytes = config.allPairsMaxBytes;
-  team_.tuning.directMinBytes = config.directMinBytes;
-  team_.tuning.treeMaxBytes = config.treeMaxBytes;
-  team_.tuning.costs = config.costs;
+  team_.tuning = config.tuning;
   rendezvous_ = std::make_unique<bootstrap::RendezvousClient>(address, rank, nranks, config.timeoutMs);
   std::vector<RankIdentity> identities = exchangeIdentities(*rendezvous_);
   connectPeers(identities, *rendezvous_);
@@ -167,7 +163,7 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
     if (connections_->peerMemory() != nullptr)
       LOOM_INFO("INIT", team_.rank,
                 "large AllReduce/AllGather/ReduceScatter read peers' buffers directly (cross-memory attach) from "
-                    << config_.directMinBytes << " bytes");
+                    << config_.tuning.directMinBytes << " bytes");
     else
       LOOM_INFO("INIT", team_.rank, "single-copy reads off, every byte goes through the FIFOs: " << whyNoSingleCopy);
   }

@@ -81,20 +81,21 @@ CommConfig readCommConfig(const loomConfig_t* user) {
     config.transports = *transports;
   }
   if (auto algorithm = envValue("LOOM_ALGO")) {
-    AlgorithmFilter::parse(*algorithm);  // refuses a malformed setting here, before any rank waits
+    config.tuning.allowed =
+        AlgorithmFilter::parse(*algorithm);  // refuses a malformed setting here, before any rank waits
     config.algorithm = *algorithm;
   }
   config.topoFile = topologyFileFromEnvironment();
   config.topoDumpFile = envValue("LOOM_TOPO_DUMP_FILE").value_or("");
   if (auto limit = envValue("LOOM_ALLPAIRS_MAX_BYTES"))
-    config.allPairsMaxBytes = parseEnvInteger(*limit, "LOOM_ALLPAIRS_MAX_BYTES", 0, 64 << 20);
+    config.tuning.allPairsMaxBytes = parseEnvInteger(*limit, "LOOM_ALLPAIRS_MAX_BYTES", 0, 64 << 20);
   if (auto limit = envValue("LOOM_TREE_MAX_BYTES"))
-    config.treeMaxBytes = parseEnvInteger(*limit, "LOOM_TREE_MAX_BYTES", 0, INT64_MAX / 2);
+    config.tuning.treeMaxBytes = parseEnvInteger(*limit, "LOOM_TREE_MAX_BYTES", 0, INT64_MAX / 2);
   if (auto limit = envValue("LOOM_DIRECT_MIN_BYTES"))
-    config.directMinBytes = parseEnvInteger(*limit, "LOOM_DIRECT_MIN_BYTES", 0, INT64_MAX / 2);
+    config.tuning.directMinBytes = parseEnvInteger(*limit, "LOOM_DIRECT_MIN_BYTES", 0, INT64_MAX / 2);
   if (auto tuning = envValue("LOOM_TUNING_FILE")) {
     config.tuningFile = *tuning;
-    config.costs = readTuningFile(*tuning);  // refuses a malformed file here, before any rank waits
+    config.tuning.costs = readTuningFile(*tuning);  // refuses a malformed file here, before any rank waits
   }
   if (auto yields = envValue("LOOM_YIELD_US"))
     config.yieldMicros = parseEnvInteger(*yields, "LOOM_YIELD_US", 0, 10000000);

@@ -14,7 +14,7 @@
 
 #include "base/log_settings.h"
 #include "bootstrap/interface_choice.h"
-#include "collectives/cost_model.h"
+#include "collectives/team.h"
 #include "transport/registry.h"
 
 namespace loom {
@@ -31,19 +31,19 @@ struct CommConfig {
   std::string name;                       // config->name, for messages
   int spinIterations = -1;                // LOOM_SPIN; -1: chosen from cores vs ranks
   int64_t yieldMicros = -1;               // LOOM_YIELD_US: time spent yielding before a futex sleep; -1: chosen
-  std::string algorithm;                  // LOOM_ALGO: "", "ring", "allpairs", "direct" or "tree"
+  std::string algorithm;                  // LOOM_ALGO as set, for messages (parsed: tuning.allowed)
   std::string topoFile;                   // LOOM_TOPO_FILE: NCCL or hwloc XML instead of detection
   std::string topoDumpFile;               // LOOM_TOPO_DUMP_FILE: write what was detected (NCCL XML)
-  size_t allPairsMaxBytes = 16 * 1024;    // LOOM_ALLPAIRS_MAX_BYTES
-  size_t directMinBytes = 256 * 1024;     // LOOM_DIRECT_MIN_BYTES
-  size_t treeMaxBytes = 64 * 1024;        // LOOM_TREE_MAX_BYTES
-  std::string tuningFile;                 // LOOM_TUNING_FILE: the cost model's constants (tuning_file.h)
-  CostConstants costs = defaultCosts();   // from it, else built in
-  std::string transports;                 // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
-  bootstrap::InterfaceRequest sockets;    // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: the interface to offer
-  KindSettingsList kinds;                 // every transport kind's own settings (registry.h)
-  size_t flightRecorderEntries = 32;      // LOOM_FLIGHT_RECORDER_ENTRIES: operations kept per communicator
-  int dumpSignal = 0;                     // LOOM_DUMP_ON_SIGNAL: USR1 or USR2 dumps the flight recorders
+  // LOOM_ALGO parsed, LOOM_ALLPAIRS_MAX_BYTES, LOOM_DIRECT_MIN_BYTES,
+  // LOOM_TREE_MAX_BYTES, and the cost constants of LOOM_TUNING_FILE (or
+  // built in): what the algorithm choice reads (collectives/plan.h).
+  Tuning tuning;
+  std::string tuningFile;               // LOOM_TUNING_FILE, for messages
+  std::string transports;               // LOOM_TRANSPORTS: "" (all), "shm", "^shm", ...
+  bootstrap::InterfaceRequest sockets;  // LOOM_SOCKET_IFNAME, LOOM_SOCKET_FAMILY: the interface to offer
+  KindSettingsList kinds;               // every transport kind's own settings (registry.h)
+  size_t flightRecorderEntries = 32;    // LOOM_FLIGHT_RECORDER_ENTRIES: operations kept per communicator
+  int dumpSignal = 0;                   // LOOM_DUMP_ON_SIGNAL: USR1 or USR2 dumps the flight recorders
 };
 
 // Throws loom::Error(loomInvalidArgument) naming the variable or field that

@@ -132,12 +132,7 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
       if (p != r) in.slotBytes = std::min(in.slotBytes, settings[chosen[p]]->slotShape().bytes);
   }
   const CommConfig config = readCommConfig(nullptr);
-  Tuning tuning;
-  tuning.allowed = AlgorithmFilter::parse(config.algorithm);
-  tuning.allPairsMaxBytes = config.allPairsMaxBytes;
-  tuning.directMinBytes = config.directMinBytes;
-  tuning.treeMaxBytes = config.treeMaxBytes;
-  tuning.costs = config.costs;
+  const Tuning& tuning = config.tuning;
 
   os << ranks << " ranks on " << ranksPerHost.size() << (ranksPerHost.size() == 1 ? " host" : " hosts")
      << "; LOOM_ALGO=" << (config.algorithm.empty() ? "(unset)" : config.algorithm)
