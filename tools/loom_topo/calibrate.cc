@@ -185,8 +185,9 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
     const double slope = fitSlope(bytes, times, steps * (shm.latencyUs + stepUs));
     return std::pair{stepUs, slope};
   };
-  const auto [ringStep, ringSlope] = fitAlgorithm(0, 0, A::kRing);
-  (void)ringStep;
+  // The ring's slope is the link's bandwidth (a plain variable: a lambda
+  // may not capture a structured binding before C++20).
+  const double ringSlope = fitAlgorithm(0, 0, A::kRing).second;
   if (!(ringSlope > 0))
     fail(loomSystemError,
          "the ring's time did not grow with its size: the machine was too busy to measure; run it again");
