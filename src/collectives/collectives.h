@@ -55,9 +55,9 @@ Task<> pointToPointRecv(const Team& team, const CollectiveArgs& args, const Wait
 Task<> ringBarrier(const Team& team, const WaitContext& wait);
 Task<> disseminationBarrier(const Team& team, const WaitContext& wait);  // log2(P) rounds
 
-// Entry points that pick the algorithm (all_pairs.h for small messages,
-// direct.h for large ones where peers' memory is readable, the ring
-// otherwise), identically on every rank since the inputs are.
+// Entry points that run the algorithm plan.h picks (its rules, then the
+// cost model's least estimate), identically on every rank since the inputs
+// are (select.cc).
 Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);

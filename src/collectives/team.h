@@ -19,7 +19,8 @@ namespace loom {
 class PointToPointInboxes;
 class RegisteredRegions;
 
-// Algorithm choices that LOOM_ALGO and the size thresholds control.
+// What the algorithm choice (plan.h) reads besides the team: LOOM_ALGO, the
+// size thresholds and the cost model's constants.
 struct Tuning {
   AlgorithmFilter allowed;  // LOOM_ALGO: which algorithms each collective may take
   size_t allPairsMaxBytes =
