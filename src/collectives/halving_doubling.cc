@@ -38,6 +38,12 @@ Task<> sendAll(Primitives& prims, size_t chunk, SendConnection& to, const char* 
     co_await prims.send(to, src + at * prims.elementSize(), std::min(chunk, count - at));
 }
 
+// Receives `count` elements from `from` into `dst`, slot by slot.
+Task<> recvAll(Primitives& prims, size_t chunk, RecvConnection& from, char* dst, size_t count) {
+  for (size_t at = 0; at < count; at += chunk)
+    co_await prims.recv(from, dst + at * prims.elementSize(), std::min(chunk, count - at));
+}
+
 // Exchanges with one partner slot by slot, a send then a receive, so that
 // neither side waits on a full FIFO while the other waits on it: `mine`
 // goes out, the partner's `theirs` elements land at `into`, reduced into
@@ -78,6 +84,49 @@ int reverseBits(int v, int bits) {
   return r;
 }
 
+// How P = 2^k + r ranks fold into 2^k exchanging virtual ranks: the first
+// 2r ring positions pair up, the even one of each pair sits out, the odd
+// one runs as a virtual rank for both.
+struct Folding {
+  explicit Folding(int n) : exchanging(largestPowerOfTwoUpTo(n)), folded(n - exchanging) {}
+  // The ring position virtual rank v runs at.
+  int positionOf(int v) const { return v < folded ? 2 * v + 1 : v + folded; }
+  bool sitsOut(int position) const { return position < 2 * folded && position % 2 == 0; }
+  bool takesFolded(int position) const { return position < 2 * folded; }  // and does not sit out
+  int virtualRankAt(int position) const { return takesFolded(position) ? position / 2 : position - folded; }
+
+  int exchanging;
+  int folded;
+};
+
+// The ReduceScatter's and AllGather's layout of the whole buffer:
+// splitting by the low bits of the virtual rank first leaves virtual rank v
+// slot bitreverse(v), which holds the block of v's rank, then that of the
+// rank folded into v.
+class SlotOrder {
+ public:
+  explicit SlotOrder(const Folding& folding) : folding_(folding), start_(folding.exchanging + 1, 0) {
+    while ((1 << bits_) < folding.exchanging) ++bits_;
+    for (int s = 0; s < folding.exchanging; ++s) start_[s + 1] = start_[s] + (virtualRank(s) < folding.folded ? 2 : 1);
+  }
+  int slotOf(int v) const { return reverseBits(v, bits_); }
+  int virtualRank(int slot) const { return reverseBits(slot, bits_); }
+  // Slot s's first block, and how many it holds.
+  int firstBlock(int slot) const { return start_[slot]; }
+  int blocks(int slot) const { return start_[slot + 1] - start_[slot]; }
+  // The ring position whose block is the slot's `j`th.
+  int positionOfBlock(int slot, int j) const { return folding_.positionOf(virtualRank(slot)) - j; }
+  // Slots [first, last) in elements, with blocks of `count` elements.
+  Stretch stretch(int first, int last, size_t count) const {
+    return {static_cast<size_t>(start_[first]) * count, static_cast<size_t>(start_[last] - start_[first]) * count};
+  }
+
+ private:
+  Folding folding_;
+  int bits_ = 0;
+  std::vector<int> start_;  // start_[s]: slot s's first block; start_[exchanging] == P
+};
+
 }  // namespace
 
 Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
@@ -92,38 +141,34 @@ Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, co
   const size_t elem = prims.elementSize();
   const size_t chunk = prims.chunkElements(team.slotBytes);
   const int position = team.ringPosition;
-  const int exchanging = largestPowerOfTwoUpTo(n);
-  const int folded = n - exchanging;  // pairs whose even member sits out
-  // Virtual rank v (0 .. exchanging-1) runs at this ring position.
-  auto positionOf = [&](int v) { return v < folded ? 2 * v + 1 : v + folded; };
+  const Folding folding(n);
+  const int exchanging = folding.exchanging;
   auto finishAverage = [&] {
     if (args.op == loomAvg) executorFor(args.memory).divide(out, args.count, args.dtype, n);
   };
 
-  if (position < 2 * folded && position % 2 == 0) {
+  if (folding.sitsOut(position)) {
     const int partner = team.ringRank(position + 1);
     co_await sendAll(prims, chunk, team.sendTo(partner), in, args.count);
-    RecvConnection& from = team.recvFrom(partner);
-    for (size_t at = 0; at < args.count; at += chunk)
-      co_await prims.recv(from, out + at * elem, std::min(chunk, args.count - at));
+    co_await recvAll(prims, chunk, team.recvFrom(partner), out, args.count);
     finishAverage();
     co_return;
   }
-  if (position < 2 * folded) {
+  if (folding.takesFolded(position)) {
     RecvConnection& from = team.recvFrom(team.ringRank(position - 1));
     for (size_t at = 0; at < args.count; at += chunk)
       co_await prims.recvReduce(from, in + at * elem, out + at * elem, std::min(chunk, args.count - at));
   } else {
     prims.copy(out, in, args.count * elem);
   }
-  const int me = position < 2 * folded ? position / 2 : position - folded;
+  const int me = folding.virtualRankAt(position);
 
   // Reduce-scatter: each step keeps half of the blocks still held, the
   // half the partner does not keep, and takes the partner's share of it.
   const BlockLayout blocks = BlockLayout::even(args.count, exchanging);
   int first = 0, last = exchanging;
   for (int bit = 1; bit < exchanging; bit <<= 1) {
-    const int partner = team.ringRank(positionOf(me ^ bit));
+    const int partner = team.ringRank(folding.positionOf(me ^ bit));
     const int middle = (first + last) / 2;
     const bool upper = (me & bit) != 0;
     const Stretch keep = upper ? stretchOf(blocks, middle, last) : stretchOf(blocks, first, middle);
@@ -139,7 +184,7 @@ Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, co
   // All-gather: the same partners in reverse, each step doubling what is
   // held by the partner's half, fully reduced.
   for (int bit = exchanging / 2; bit >= 1; bit >>= 1) {
-    const int partner = team.ringRank(positionOf(me ^ bit));
+    const int partner = team.ringRank(folding.positionOf(me ^ bit));
     const int span = last - first;
     const bool upper = (me & bit) != 0;
     const int theirFirst = upper ? first - span : last;
@@ -151,15 +196,14 @@ Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, co
     last = first + 2 * span;
   }
 
-  if (position < 2 * folded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), out, args.count);
+  if (folding.takesFolded(position))
+    co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), out, args.count);
   finishAverage();
 }
 
 // ReduceScatter: the halving above, on blocks laid out so that each
-// rank's range ends on its own result. Splitting by the low bits of the
-// virtual rank first leaves virtual rank v the slot whose index is v's bits
-// reversed, so the input is first copied into that order (a slot holding
-// the block of v's rank, then that of the rank folded into v, if any).
+// rank's range ends on its own result: the input is first copied into slot
+// order (SlotOrder).
 Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   Primitives prims(wait, args.dtype, args.op, team.nranks, args.memory);
   const char* in = static_cast<const char*>(args.sendbuf);
@@ -175,25 +219,22 @@ Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args
   const size_t total = static_cast<size_t>(n) * count;
   const size_t chunk = prims.chunkElements(team.slotBytes);
   const int position = team.ringPosition;
-  const int exchanging = largestPowerOfTwoUpTo(n);
-  const int folded = n - exchanging;
-  auto positionOf = [&](int v) { return v < folded ? 2 * v + 1 : v + folded; };
+  const Folding folding(n);
+  const int exchanging = folding.exchanging;
   auto finishAverage = [&](char* block) {
     if (args.op == loomAvg) executorFor(args.memory).divide(block, count, args.dtype, n);
   };
 
-  if (position < 2 * folded && position % 2 == 0) {
+  if (folding.sitsOut(position)) {
     const int partner = team.ringRank(position + 1);
     co_await sendAll(prims, chunk, team.sendTo(partner), in, total);
-    RecvConnection& from = team.recvFrom(partner);
-    for (size_t at = 0; at < count; at += chunk)
-      co_await prims.recv(from, out + at * elem, std::min(chunk, count - at));
+    co_await recvAll(prims, chunk, team.recvFrom(partner), out, count);
     finishAverage(out);
     co_return;
   }
   // Scratch: the blocks in slot order, after (for a rank a folded rank
   // hands its input to) the input with that rank's added, in rank order.
-  const bool takesFolded = position < 2 * folded;
+  const bool takesFolded = folding.takesFolded(position);
   std::vector<char>& scratch = team.reduceScratch;
   scratch.resize((takesFolded ? 2 : 1) * total * elem);
   char* summed = scratch.data();
@@ -205,27 +246,17 @@ Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args
       co_await prims.recvReduce(from, in + at * elem, summed + at * elem, std::min(chunk, total - at));
     source = summed;
   }
-  const int me = takesFolded ? position / 2 : position - folded;
-  int bits = 0;
-  while ((1 << bits) < exchanging) ++bits;
-  // slotStart[s]: the first block of slot s in `ordered`; slotStart[exchanging] == n.
-  std::vector<int> slotStart(static_cast<size_t>(exchanging) + 1, 0);
-  for (int s = 0, block = 0; s < exchanging; ++s) {
-    const int v = reverseBits(s, bits);
-    slotStart[s] = block;
-    for (int p = positionOf(v); p >= positionOf(v) - (v < folded ? 1 : 0); --p, ++block)
-      prims.copy(ordered + static_cast<size_t>(block) * blockBytes,
-                 source + static_cast<size_t>(team.ringRank(p)) * blockBytes, blockBytes);
-  }
-  slotStart[exchanging] = n;
-  auto stretch = [&](int first, int last) {
-    return Stretch{static_cast<size_t>(slotStart[first]) * count,
-                   static_cast<size_t>(slotStart[last] - slotStart[first]) * count};
-  };
+  const int me = folding.virtualRankAt(position);
+  const SlotOrder order(folding);
+  for (int s = 0; s < exchanging; ++s)
+    for (int j = 0; j < order.blocks(s); ++j)
+      prims.copy(ordered + static_cast<size_t>(order.firstBlock(s) + j) * blockBytes,
+                 source + static_cast<size_t>(team.ringRank(order.positionOfBlock(s, j))) * blockBytes, blockBytes);
+  auto stretch = [&](int first, int last) { return order.stretch(first, last, count); };
 
   int first = 0, last = exchanging;
   for (int bit = 1; bit < exchanging; bit <<= 1) {
-    const int partner = team.ringRank(positionOf(me ^ bit));
+    const int partner = team.ringRank(folding.positionOf(me ^ bit));
     const int middle = (first + last) / 2;
     const bool upper = (me & bit) != 0;
     const Stretch keep = upper ? stretch(middle, last) : stretch(first, middle);
@@ -238,7 +269,7 @@ Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args
       last = middle;
   }
   // Slot `first` holds this rank's block, then the folded rank's.
-  const char* mine = ordered + static_cast<size_t>(slotStart[first]) * blockBytes;
+  const char* mine = ordered + static_cast<size_t>(order.firstBlock(first)) * blockBytes;
   prims.copy(out, mine, blockBytes);
   if (takesFolded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), mine + blockBytes, count);
   finishAverage(out);
@@ -260,47 +291,28 @@ Task<> halvingDoublingAllGather(const Team& team, const CollectiveArgs& args, co
   const size_t total = static_cast<size_t>(n) * count;
   const size_t chunk = prims.chunkElements(team.slotBytes);
   const int position = team.ringPosition;
-  const int exchanging = largestPowerOfTwoUpTo(n);
-  const int folded = n - exchanging;
-  auto positionOf = [&](int v) { return v < folded ? 2 * v + 1 : v + folded; };
+  const Folding folding(n);
 
-  if (position < 2 * folded && position % 2 == 0) {
+  if (folding.sitsOut(position)) {
     // In place the input is this rank's block of the output: sent before
     // anything lands there.
     const int partner = team.ringRank(position + 1);
     co_await sendAll(prims, chunk, team.sendTo(partner), in, count);
-    RecvConnection& from = team.recvFrom(partner);
-    for (size_t at = 0; at < total; at += chunk)
-      co_await prims.recv(from, out + at * elem, std::min(chunk, total - at));
+    co_await recvAll(prims, chunk, team.recvFrom(partner), out, total);
     co_return;
   }
-  const bool takesFolded = position < 2 * folded;
-  const int me = takesFolded ? position / 2 : position - folded;
-  int bits = 0;
-  while ((1 << bits) < exchanging) ++bits;
-  // slotStart[s]: the first block of slot s; slotStart[exchanging] == n.
-  std::vector<int> slotStart(static_cast<size_t>(exchanging) + 1, 0);
-  for (int s = 0, block = 0; s < exchanging; ++s) {
-    slotStart[s] = block;
-    block += reverseBits(s, bits) < folded ? 2 : 1;
-  }
-  slotStart[exchanging] = n;
-  auto stretch = [&](int first, int last) {
-    return Stretch{static_cast<size_t>(slotStart[first]) * count,
-                   static_cast<size_t>(slotStart[last] - slotStart[first]) * count};
-  };
+  const bool takesFolded = folding.takesFolded(position);
+  const int me = folding.virtualRankAt(position);
+  const SlotOrder order(folding);
+  auto stretch = [&](int first, int last) { return order.stretch(first, last, count); };
   std::vector<char>& ordered = team.reduceScratch;
   ordered.resize(total * elem);
-  int first = reverseBits(me, bits), last = first + 1;
-  char* own = ordered.data() + static_cast<size_t>(slotStart[first]) * blockBytes;
+  int first = order.slotOf(me), last = first + 1;
+  char* own = ordered.data() + static_cast<size_t>(order.firstBlock(first)) * blockBytes;
   prims.copy(own, in, blockBytes);
-  if (takesFolded) {
-    RecvConnection& from = team.recvFrom(team.ringRank(position - 1));
-    for (size_t at = 0; at < count; at += chunk)
-      co_await prims.recv(from, own + blockBytes + at * elem, std::min(chunk, count - at));
-  }
-  for (int bit = exchanging / 2; bit >= 1; bit >>= 1) {
-    const int partner = team.ringRank(positionOf(me ^ bit));
+  if (takesFolded) co_await recvAll(prims, chunk, team.recvFrom(team.ringRank(position - 1)), own + blockBytes, count);
+  for (int bit = folding.exchanging / 2; bit >= 1; bit >>= 1) {
+    const int partner = team.ringRank(folding.positionOf(me ^ bit));
     const int span = last - first;
     const bool upper = (me & bit) != 0;
     const int theirFirst = upper ? first - span : last;
@@ -311,13 +323,10 @@ Task<> halvingDoublingAllGather(const Team& team, const CollectiveArgs& args, co
     first = std::min(first, theirFirst);
     last = first + 2 * span;
   }
-  // Slot s holds virtual rank bitreverse(s)'s block, then its folded rank's.
-  for (int s = 0; s < exchanging; ++s) {
-    const int p = positionOf(reverseBits(s, bits));
-    for (int block = slotStart[s]; block < slotStart[s + 1]; ++block)
-      prims.copy(out + static_cast<size_t>(team.ringRank(p - (block - slotStart[s]))) * blockBytes,
-                 ordered.data() + static_cast<size_t>(block) * blockBytes, blockBytes);
-  }
+  for (int s = 0; s < folding.exchanging; ++s)
+    for (int j = 0; j < order.blocks(s); ++j)
+      prims.copy(out + static_cast<size_t>(team.ringRank(order.positionOfBlock(s, j))) * blockBytes,
+                 ordered.data() + static_cast<size_t>(order.firstBlock(s) + j) * blockBytes, blockBytes);
   if (takesFolded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), out, total);
 }
 

@@ -27,11 +27,11 @@ using RegisteredStep = Task<bool> (*)(const Team&, const CollectiveArgs&, const 
 using RingStep = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&);
 
 // After the addresses are swapped: a coroutine of its own, so that the
-// ring, which needs no swap, runs without this frame.
-Task<> swappedLargeMessage(TunedCollective collective, const Team& team, const CollectiveArgs& args,
+// ring, which needs no swap, runs without this frame (which keeps `in`:
+// hence by value).
+Task<> swappedLargeMessage(TunedCollective collective, PlanInputs in, const Team& team, const CollectiveArgs& args,
                            const WaitContext& wait, size_t bytes, RegisteredStep registered, SwappedStep direct,
                            RingStep ring) {
-  const PlanInputs in = planInputsOf(team);
   const bool lookForWindows = mayUseRegistered(collective, in, team.tuning, bytes);
   std::vector<PeerBuffers> peers = co_await swapAddresses(team, args, wait);
   if (lookForWindows && co_await registered(team, args, wait, peers)) {
@@ -54,7 +54,7 @@ Task<> largeMessage(TunedCollective collective, const PlanInputs& in, const Team
     noteAlgorithm(team, wait, collective, TunedAlgorithm::kRing, bytes);
     return ring(team, args, wait);
   }
-  return swappedLargeMessage(collective, team, args, wait, bytes, registered, direct, ring);
+  return swappedLargeMessage(collective, in, team, args, wait, bytes, registered, direct, ring);
 }
 
 Task<> nothingToDo() {

@@ -10,6 +10,7 @@
 #include "loom_topo/versions.h"
 #include "topology/placement.h"
 #include "topology/topology.h"
+#include "transport/identity.h"
 
 namespace loom::topo {
 
@@ -24,6 +25,9 @@ void printRings(std::ostream& os, const Topology& t, const std::vector<int>& ran
 // Which transport connects each pair of ranks of that layout, as a
 // communicator would choose with LOOM_TRANSPORTS=`transports` ("" for unset).
 void printTransports(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports);
+// The identities of that layout's ranks, as a communicator's ranks would
+// present them: host k's named "host<k>", distinct pids.
+std::vector<RankIdentity> simulatedIdentities(const std::vector<int>& ranksPerHost);
 // Which algorithm each collective takes on that layout, at 8 B, 64 KiB,
 // 1 MiB and 64 MiB and wherever the choice changes, with the cost model's
 // estimates; LOOM_ALGO and the size limits as a communicator reads them.

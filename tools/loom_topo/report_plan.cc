@@ -2,6 +2,7 @@
 // sizes users ask about and wherever the choice changes, with the cost
 // model's estimates: collectives/plan.h decides, as select.cc does on
 // every call, so what prints here is what runs.
+#include <algorithm>
 #include <cstdio>
 
 #include "base/error.h"
@@ -106,18 +107,9 @@ void printRow(std::ostream& os, const Row& row, const PlanInputs& in, const Tuni
 
 void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
   PlanInputs in;
-  int ranks = 0, most = 0;
-  std::vector<RankIdentity> identities;
-  for (size_t host = 0; host < ranksPerHost.size(); ++host) {
-    ranks += ranksPerHost[host];
-    most = std::max(most, ranksPerHost[host]);
-    for (int i = 0; i < ranksPerHost[host]; ++i) {
-      RankIdentity identity;
-      identity.host = cat("host", host);
-      identity.pid = static_cast<pid_t>(1000 + identities.size());
-      identities.push_back(identity);
-    }
-  }
+  const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
+  const int ranks = static_cast<int>(identities.size());
+  const int most = *std::max_element(ranksPerHost.begin(), ranksPerHost.end());
   in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most};
   bool even = ranksPerHost.size() > 1 && most >= 2;
   for (int n : ranksPerHost) even = even && n == most;

@@ -49,18 +49,24 @@ void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
 
 }  // namespace
 
-void printTransports(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
+std::vector<RankIdentity> simulatedIdentities(const std::vector<int>& ranksPerHost) {
   std::vector<RankIdentity> identities;
-  std::vector<int> hostOf;
   for (size_t host = 0; host < ranksPerHost.size(); ++host) {
     for (int i = 0; i < ranksPerHost[host]; ++i) {
       RankIdentity identity;
       identity.host = cat("host", host);
       identity.pid = static_cast<pid_t>(1000 + identities.size());
       identities.push_back(identity);
-      hostOf.push_back(static_cast<int>(host));
     }
   }
+  return identities;
+}
+
+void printTransports(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
+  const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
+  std::vector<int> hostOf;
+  for (size_t host = 0; host < ranksPerHost.size(); ++host)
+    hostOf.insert(hostOf.end(), ranksPerHost[host], static_cast<int>(host));
   const int ranks = static_cast<int>(identities.size());
   os << ranks << " ranks on " << ranksPerHost.size() << (ranksPerHost.size() == 1 ? " host" : " hosts")
      << ", LOOM_TRANSPORTS=" << (transports.empty() ? "(unset: every transport)" : transports) << ":\n";
