@@ -35,7 +35,8 @@ def loom_paths():
 
 includes, library = loom_paths()
 sources = [os.path.join("csrc", name) for name in
-           ("loom_torch.cc", "process_group_loom.cc", "loom_work.cc", "tensor_types.cc")]
+           ("loom_torch.cc", "process_group_loom.cc", "sparse_allreduce.cc", "monitored_barrier.cc",
+            "loom_work.cc", "tensor_types.cc")]
 
 setup(
     name="loom_torch",

@@ -8,8 +8,8 @@
 namespace loom_torch {
 namespace {
 
-c10::intrusive_ptr<c10d::ProcessGroup> createProcessGroup(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                          int size, const std::chrono::duration<float>& timeout) {
+c10::intrusive_ptr<ProcessGroupBase> createProcessGroup(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                        int size, const std::chrono::duration<float>& timeout) {
   return c10::make_intrusive<ProcessGroupLoom>(store, rank, size,
                                                std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
 }

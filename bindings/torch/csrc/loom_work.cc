@@ -59,8 +59,9 @@ void LoomWork::start(std::vector<loomRequest_t> requests) {
   // keeps the work alive that long, and goes to the completion thread.
   c10::raw::intrusive_ptr::incref(this);
   for (loomRequest_t request : requests_) {
-    if (loomRequestSetCallback(request, requestEnded, this) != loomSuccess) {
-      noteFailure(loomGetLastError());
+    const loomResult_t result = loomRequestSetCallback(request, requestEnded, this);
+    if (result != loomSuccess) {
+      noteFailure(result, loomGetLastError());
       pending_.fetch_sub(1);
     }
   }
@@ -71,16 +72,20 @@ void LoomWork::start(std::vector<loomRequest_t> requests) {
 void LoomWork::requestEnded(loomRequest_t request, loomResult_t result, void* self) {
   auto* work = static_cast<LoomWork*>(self);
   if (request != nullptr && result != loomSuccess && loomWait(request, 0) == result)
-    work->noteFailure(loomGetLastError());
+    work->noteFailure(result, loomGetLastError());
   if (work->pending_.fetch_sub(1) != 1) return;
   int waiting = kWaiterInside;
   if (work->waiter_.compare_exchange_strong(waiting, kEndedForWaiter)) return;  // the waiter finishes it
   work->completions_.push(c10::intrusive_ptr<LoomWork>::reclaim(work));
 }
 
-void LoomWork::noteFailure(const std::string& sentence) {
+void LoomWork::noteFailure(loomResult_t result, const std::string& sentence) {
   std::lock_guard<std::mutex> lock(failureMutex_);
-  if (failure_.empty()) failure_ = sentence.empty() ? "an operation failed without a sentence" : sentence;
+  if (!failure_.empty()) return;
+  // A timeout says so in the words torch's own tests and users' scripts
+  // look for (" timeout "), before Loom's sentence naming the rank.
+  if (result == loomTimeout) failure_ = std::string("timeout in ") + operation_ + ": ";
+  failure_ += sentence.empty() ? "an operation failed without a sentence" : sentence;
 }
 
 void LoomWork::finishOnce() {
@@ -113,7 +118,8 @@ bool LoomWork::isCompleted() {
   }
   for (loomRequest_t request : requests_) {
     int done = 0;
-    if (loomTest(request, &done) != loomSuccess) noteFailure(loomGetLastError());
+    const loomResult_t result = loomTest(request, &done);
+    if (result != loomSuccess) noteFailure(result, loomGetLastError());
     if (!done) return false;
   }
   finishOnce();
@@ -173,15 +179,16 @@ void LoomWork::waitForRequests(std::chrono::milliseconds timeout) {
       ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (ms < 0) ms = 0;
     }
-    const loomResult_t result = loomWait(request, ms);
+    loomResult_t result = loomWait(request, ms);
     if (result == loomTimeout) {
       int done = 0;
       if (loomTest(request, &done) == loomSuccess && !done)
-        TORCH_CHECK(false, "loom backend: ", operation_, " is not done after ", timeout.count(),
+        TORCH_CHECK(false, "loom backend: timeout in ", operation_, ": not done after ", timeout.count(),
                     " ms; it keeps running, and a later wait may still see it end");
+      result = loomWait(request, 0);  // it ended meanwhile: its own outcome
     }
     // The callback notes it too, but may still be running on Loom's thread.
-    if (result != loomSuccess) noteFailure(loomGetLastError());
+    if (result != loomSuccess) noteFailure(result, loomGetLastError());
   }
 }
 

@@ -78,7 +78,7 @@ class LoomWork : public c10d::Work {
   // take the work's end if it came while this thread waited.
   void waitForRequests(std::chrono::milliseconds timeout);
   void leaveWait();
-  void noteFailure(const std::string& sentence);
+  void noteFailure(loomResult_t result, const std::string& sentence);
 
   const char* operation_;
   std::vector<loomRequest_t> requests_;

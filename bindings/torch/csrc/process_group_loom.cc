@@ -40,7 +40,7 @@ at::Tensor flatOutput(const std::vector<at::Tensor>& tensors, std::vector<Staged
 
 ProcessGroupLoom::ProcessGroupLoom(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                    std::chrono::milliseconds timeout)
-    : c10d::ProcessGroup(rank, size), completions_(std::make_unique<CompletionThread>()) {
+    : ProcessGroupBase(rank, size), timeout_(timeout), completions_(std::make_unique<CompletionThread>()) {
   loomUniqueId id;
   if (rank == 0) {
     TORCH_CHECK(loomGetUniqueId(&id) == loomSuccess,
@@ -119,6 +119,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::run(const char* operation, c10d
 c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::allreduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::AllreduceOptions& opts) {
   const char* name = "all_reduce";
+  if (tensors.size() == 1 && tensors[0].is_sparse()) return sparseAllreduce(tensors[0], opts);
   checkAll(tensors, name, true);
   TORCH_CHECK(tensors.size() == 1, "loom backend: ", name, " takes one tensor per rank, not ", tensors.size());
   Buffers buffers;
@@ -320,6 +321,73 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::_reduce_scatter_base(at::Tensor
       });
 }
 
+#if LOOM_TORCH_HAS_BACKEND
+namespace {
+
+// The pairs of a coalesced tensor collective: as many outputs as inputs,
+// one dtype, each output `outputPerInput` times its input (a fraction when
+// below 1).
+void checkPairs(const std::vector<at::Tensor>& outputs, const std::vector<at::Tensor>& inputs, const char* operation,
+                int64_t outputPerInput, int64_t inputPerOutput) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "loom backend: ", operation, " needs one output per input, got ",
+              outputs.size(), " outputs for ", inputs.size(), " inputs");
+  std::vector<at::Tensor> every = inputs;
+  every.insert(every.end(), outputs.begin(), outputs.end());
+  checkAll(every, operation, false);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    TORCH_CHECK(outputs[i].numel() * inputPerOutput == inputs[i].numel() * outputPerInput, "loom backend: ", operation,
+                "'s pair ", i, " has an input of ", inputs[i].numel(), " and an output of ", outputs[i].numel(),
+                " elements, which the world size does not relate");
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& /*opts*/) {
+  const char* name = "all_gather_into_tensor_coalesced";
+  checkPairs(outputs, inputs, name, size_, 1);
+  Buffers buffers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    buffers.inputs.push_back(inputs[i].contiguous());
+    buffers.outputs.push_back(Staged::output(outputs[i]));
+  }
+  buffers.value = outputs;
+  const std::vector<at::Tensor> ins = buffers.inputs;
+  std::vector<void*> outs;
+  for (const Staged& staged : buffers.outputs) outs.push_back(staged.buffer.data_ptr());
+  const loomDataType_t dtype = dtypeOf(inputs[0], name);
+  return run(name, c10d::OpType::COALESCED, std::move(buffers), true, [&](std::vector<loomRequest_t>& requests) {
+    for (size_t i = 0; i < ins.size(); ++i)
+      LOOM_CALL(name, requests,
+                loomAllGather(ins[i].data_ptr(), outs[i], countOf(ins[i]), dtype, comm_, nullptr, &request_));
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::ReduceScatterOptions& opts) {
+  const char* name = "reduce_scatter_tensor_coalesced";
+  checkPairs(outputs, inputs, name, 1, size_);
+  Buffers buffers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    buffers.inputs.push_back(inputs[i].contiguous());
+    buffers.outputs.push_back(Staged::output(outputs[i]));
+  }
+  buffers.value = outputs;
+  const std::vector<at::Tensor> ins = buffers.inputs;
+  std::vector<void*> outs;
+  for (const Staged& staged : buffers.outputs) outs.push_back(staged.buffer.data_ptr());
+  const loomDataType_t dtype = dtypeOf(outputs[0], name);
+  const CallOp callOp(comm_, opts.reduceOp, outputs[0], name);
+  const loomRedOp_t op = callOp.get();
+  return run(name, c10d::OpType::COALESCED, std::move(buffers), true, [&](std::vector<loomRequest_t>& requests) {
+    for (size_t i = 0; i < ins.size(); ++i)
+      LOOM_CALL(
+          name, requests,
+          loomReduceScatter(ins[i].data_ptr(), outs[i], countOf(outputs[i]), dtype, op, comm_, nullptr, &request_));
+  });
+}
+#endif
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::alltoall_base(at::Tensor& output, at::Tensor& input,
                                                                std::vector<int64_t>& outputSplits,
                                                                std::vector<int64_t>& inputSplits,
@@ -472,10 +540,30 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::scatter(std::vector<at::Tensor>
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::send(std::vector<at::Tensor>& tensors, int dstRank, int tag) {
+  checkUserTag("send", tag);
+  return transmit(tensors, dstRank, tag);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
+  checkUserTag("recv", tag);
+  return receive(tensors, srcRank, tag);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  checkUserTag("recv", tag);
+  return receive(tensors, kAnySource, tag);
+}
+
+void ProcessGroupLoom::checkUserTag(const char* operation, int tag) {
+  TORCH_CHECK(tag >= 0, "loom backend: ", operation, " with tag ", tag, ": tags are 0 or more");
+  TORCH_CHECK(tag != kMonitoredBarrierTag, "loom backend: ", operation, " with tag ", tag,
+              ": that tag carries monitored_barrier's messages; use one below it");
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::transmit(std::vector<at::Tensor>& tensors, int dstRank, int tag) {
   const char* name = "send";
   checkAll(tensors, name, true);
   TORCH_CHECK(tensors.size() == 1, "loom backend: ", name, " takes one tensor");
-  TORCH_CHECK(tag >= 0, "loom backend: send with tag ", tag, ": tags are 0 or more");
   Buffers buffers;
   const at::Tensor in = tensors[0].contiguous();
   buffers.inputs = {in};
@@ -487,19 +575,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::send(std::vector<at::Tensor>& t
   });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
-  return receive(tensors, srcRank, tag);
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
-  return receive(tensors, kAnySource, tag);
-}
-
 c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::receive(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
   const char* name = "recv";
   checkAll(tensors, name, true);
   TORCH_CHECK(tensors.size() == 1, "loom backend: ", name, " takes one tensor");
-  TORCH_CHECK(tag >= 0, "loom backend: recv with tag ", tag, ": tags are 0 or more");
   const bool anySource = srcRank == kAnySource;
   Buffers buffers;
   buffers.outputs.push_back(Staged::output(tensors[0]));
@@ -521,15 +600,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::barrier(const c10d::BarrierOpti
   const char* name = "barrier";
   return run(name, c10d::OpType::BARRIER, Buffers{}, false,
              [&](std::vector<loomRequest_t>& requests) { LOOM_CALL(name, requests, loomBarrier(comm_, &request_)); });
-}
-
-void ProcessGroupLoom::monitoredBarrier(const c10d::BarrierOptions& opts, bool /*waitAllRanks*/) {
-  // Loom's own timeout sentence names the ranks that did not arrive.
-  c10::intrusive_ptr<c10d::Work> work = barrier(opts);
-  if (opts.timeout == c10d::kUnsetTimeout)
-    work->wait();
-  else
-    work->wait(opts.timeout);
 }
 
 }  // namespace loom_torch

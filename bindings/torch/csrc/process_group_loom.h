@@ -7,23 +7,42 @@
 // Every operation is launched on Loom at once and returns a LoomWork
 // (loom_work.h). Calls are serialized on the communicator, which takes one
 // call at a time: DDP's autograd threads may call concurrently.
+//
+// The class torch.distributed asks a backend for changed in PyTorch 2.0:
+// 1.x takes a c10d::ProcessGroup, 2.x a c10d::Backend (which its own
+// ProcessGroup wraps). The methods are the same; ProcessGroupBase is the one
+// of the torch this is built against.
 #pragma once
 
 #include <loom/loom.h>
+#include <torch/version.h>
 
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "loom_work.h"
 
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#define LOOM_TORCH_HAS_BACKEND 1
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#define LOOM_TORCH_HAS_BACKEND 0
+#endif
+
 namespace loom_torch {
 
-class ProcessGroupLoom : public c10d::ProcessGroup {
+#if LOOM_TORCH_HAS_BACKEND
+using ProcessGroupBase = c10d::Backend;
+#else
+using ProcessGroupBase = c10d::ProcessGroup;
+#endif
+
+class ProcessGroupLoom : public ProcessGroupBase {
  public:
   ProcessGroupLoom(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout);
   ~ProcessGroupLoom() override;
@@ -47,6 +66,16 @@ class ProcessGroupLoom : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> allgather_coalesced(
       std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
       const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
+#if LOOM_TORCH_HAS_BACKEND
+  // all_gather_into_tensor and reduce_scatter_tensor under
+  // torch.distributed's coalescing manager (2.x): one work for them all.
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::ReduceScatterOptions& opts = c10d::ReduceScatterOptions()) override;
+#endif
   c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
                                         const c10d::GatherOptions& opts = c10d::GatherOptions()) override;
   c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
@@ -82,12 +111,24 @@ class ProcessGroupLoom : public c10d::ProcessGroup {
   using Launch = std::function<void(std::vector<loomRequest_t>&)>;
   c10::intrusive_ptr<c10d::Work> run(const char* operation, c10d::OpType type, Buffers buffers, bool grouped,
                                      const Launch& launch);
-  // recv and recvAnysource (srcRank kAnySource).
+  // allreduce of a sparse (COO) tensor.
+  c10::intrusive_ptr<c10d::Work> sparseAllreduce(at::Tensor& tensor, const c10d::AllreduceOptions& opts);
+  // send, recv and recvAnysource (srcRank kAnySource) once the tag is
+  // checked: any tag, monitored_barrier's too.
   static constexpr int kAnySource = -1;
+  c10::intrusive_ptr<c10d::Work> transmit(std::vector<at::Tensor>& tensors, int dstRank, int tag);
   c10::intrusive_ptr<c10d::Work> receive(std::vector<at::Tensor>& tensors, int srcRank, int tag);
+  static void checkUserTag(const char* operation, int tag);
   // The sentence of a refused Loom call, raised as a RuntimeError.
   [[noreturn]] void refuse(const char* operation, loomResult_t result) const;
 
+  // monitored_barrier's tokens travel on this tag, which send and recv refuse.
+  static constexpr int kMonitoredBarrierTag = 2147483647;
+  // monitored_barrier's parts: rank 0's, every other rank's.
+  void monitorTheOthers(std::chrono::milliseconds timeout, bool waitAllRanks);
+  void reportToRankZero(std::chrono::milliseconds timeout);
+
+  std::chrono::milliseconds timeout_;  // the group's
   loomComm_t comm_ = nullptr;
   std::mutex callMutex_;  // the communicator takes one call at a time
   std::unique_ptr<CompletionThread> completions_;

@@ -1,6 +1,21 @@
 #include "tensor_types.h"
 
+#include <torch/version.h>
+
 namespace loom_torch {
+namespace {
+
+// PREMUL_SUM's factor: a number, or a one-element tensor (a list of them in
+// PyTorch 1.x, one tensor in 2.x).
+double factorOf(const c10d::NCCLPreMulSumSupplement& supplement) {
+#if TORCH_VERSION_MAJOR >= 2
+  return supplement.tensor_factor.defined() ? supplement.tensor_factor.item<double>() : supplement.double_factor;
+#else
+  return supplement.tensor_factors.empty() ? supplement.double_factor : supplement.tensor_factors[0].item<double>();
+#endif
+}
+
+}  // namespace
 
 loomDataType_t dtypeOf(const at::Tensor& tensor, const char* operation) {
   switch (tensor.scalar_type()) {
@@ -45,8 +60,7 @@ CallOp::CallOp(loomComm_t comm, const c10d::ReduceOp& op, const at::Tensor& tens
               " takes PREMUL_SUM on floating-point tensors only, not ", tensor.scalar_type());
   const auto* supplement = dynamic_cast<const c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
   TORCH_CHECK(supplement != nullptr, "loom backend: ", operation, " got PREMUL_SUM without its factor");
-  const double factor =
-      supplement->tensor_factors.empty() ? supplement->double_factor : supplement->tensor_factors[0].item<double>();
+  const double factor = factorOf(*supplement);
   const at::Tensor scalar = at::scalar_tensor(factor, tensor.options());
   TORCH_CHECK(loomRedOpCreatePreMulSum(&op_, scalar.data_ptr(), dtypeOf(tensor, operation), comm) == loomSuccess,
               "loom backend: ", operation, " could not make its PREMUL_SUM: ", loomCommGetLastError(comm));

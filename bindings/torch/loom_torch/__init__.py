@@ -14,7 +14,7 @@ import torch.distributed as dist
 
 from . import _C
 
-__all__ = ["BACKEND", "loom_version"]
+__all__ = ["BACKEND", "loom_version", "monitored_barrier"]
 
 BACKEND = "loom"
 
@@ -22,6 +22,22 @@ BACKEND = "loom"
 def loom_version():
     """Loom's version as loomGetVersion gives it (major * 10000 + minor * 100 + patch)."""
     return _C.loom_version()
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """torch.distributed.monitored_barrier for "loom" groups, which torch's
+    own refuses (it serves gloo alone). Same arguments and errors as gloo's:
+    rank 0 names the first rank that did not arrive within `timeout` (every
+    such rank with `wait_all_ranks`); the others say rank 0 failed them.
+    `timeout` None: the group's own timeout."""
+    from torch.distributed import distributed_c10d as c10d
+
+    if c10d._rank_not_in_group(group):
+        return None
+    group_to_use = c10d._get_default_group() if group is None else group
+    if timeout is None:
+        return group_to_use.monitored_barrier(wait_all_ranks=wait_all_ranks)
+    return group_to_use.monitored_barrier(timeout, wait_all_ranks=wait_all_ranks)
 
 
 def _create_process_group(store, rank, size, timeout):
