@@ -203,9 +203,14 @@ def against_gloo_body(rank, size):
                 assert torch.equal(ours, theirs), f"{op} {dtype} x{count} differs from gloo"
         outs, gloo_outs = [torch.zeros(9, dtype=dtype) for _ in range(size)], [torch.zeros(9, dtype=dtype)
                                                                                for _ in range(size)]
-        dist.all_gather(outs, value(rank, 9, dtype))
-        dist.all_gather(gloo_outs, value(rank, 9, dtype), group=gloo)
+        mine = value(rank, 9, dtype)
+        dist.all_gather(outs, mine)
+        dist.all_gather(gloo_outs, mine, group=gloo)
         assert all(torch.equal(a, b) for a, b in zip(outs, gloo_outs))
+    # Ended here, while its last call's tensors are still held: PyTorch 2.6's
+    # gloo group joins its worker holding the GIL, and a worker that drops
+    # the last reference to a tensor Python made waits for the GIL.
+    dist.destroy_process_group(gloo)
 
 
 def future_body(rank, size):
