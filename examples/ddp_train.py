@@ -43,6 +43,9 @@ def main():
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads per rank")
+    parser.add_argument("--bucket-view", action="store_true",
+                        help="DDP's gradient_as_bucket_view: gradients live in the communication buckets, "
+                             "saving a copy each way per step")
     args = parser.parse_args()
     if args.backend == "loom":
         import loom_torch  # noqa: F401  (registers "loom")
@@ -53,7 +56,7 @@ def main():
     torch.manual_seed(args.seed)
     model = model_of(args.width, args.hidden, args.layers, args.classes)
     parameters = sum(p.numel() for p in model.parameters())
-    ddp = DistributedDataParallel(model)
+    ddp = DistributedDataParallel(model, gradient_as_bucket_view=args.bucket_view)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
     data = torch.Generator().manual_seed(args.seed * 1000 + rank + 1)
     if rank == 0:
