@@ -7,6 +7,11 @@
 # c10d::ProcessGroup; bindings/torch/csrc builds either from one source.
 #
 #   sudo bash scripts/torch2-check.sh [pytest arguments]
+#   sudo bash scripts/torch2-check.sh --torch-suite [pytest arguments]
+#
+# --torch-suite runs PyTorch 2.x's own distributed suite on loom instead
+# (bindings/torch/tests/torch_distributed_suite.py, LOOM_TORCH_SUITE=loom;
+# about 15 minutes).
 #
 # The root stays in LOOM_TORCH2_ROOT (default /var/tmp/loom-trixie, ~2 GB)
 # for the next run: the first run downloads ~600 MB and takes ~15 minutes,
@@ -14,6 +19,11 @@
 # network to deb.debian.org.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tests="test_collectives.py test_ddp.py"
+if [ "${1:-}" = --torch-suite ]; then
+  tests=torch_distributed_suite.py
+  shift
+fi
 [ "$(id -u)" -eq 0 ] || { echo "torch2-check: run as root (debootstrap, chroot, mount)" >&2; exit 1; }
 
 root=${LOOM_TORCH2_ROOT:-/var/tmp/loom-trixie}
@@ -57,5 +67,5 @@ chroot "$root" env DEBIAN_FRONTEND=noninteractive bash -c "
 "
 # Debian's torch 2.x is built without libuv, which TCPStore asks for by default.
 chroot "$root" env LOOM_TORCH_BUILD=/root/build/torch/lib LOOMRUN=/root/build/tools/loomrun USE_LIBUV=0 \
-  PYTHONDONTWRITEBYTECODE=1 bash -c 'cd /src/loom/bindings/torch/tests &&
-  exec python3 -m pytest -q -p no:cacheprovider test_collectives.py test_ddp.py "$@"' torch2-check "$@"
+  PYTHONDONTWRITEBYTECODE=1 LOOM_TORCH_SUITE=loom TESTS="$tests" bash -c 'cd /src/loom/bindings/torch/tests &&
+  exec python3 -m pytest -q -p no:cacheprovider -rfE $TESTS "$@"' torch2-check "$@"
