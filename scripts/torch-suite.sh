@@ -39,20 +39,20 @@ mkdir -p "$out"
 suite=bindings/torch/tests/torch_distributed_suite.py
 export LOOM_TORCH_BUILD="$PWD/build/torch/lib" PYTHONDONTWRITEBYTECODE=1
 
-run() {  # run MODE [pytest arguments]: one run of the suite
+run() {  # run MODE pytest-arguments...: one run of the suite
   local mode=$1
   shift
   echo "torch-suite: $mode ..."
-  LOOM_TORCH_SUITE=$mode "$python" -m pytest -q -p no:cacheprovider -rfE --junitxml="$out/$mode.xml" "$suite" "$@" \
+  LOOM_TORCH_SUITE=$mode "$python" -m pytest -q -p no:cacheprovider -rfE --junitxml="$out/$mode.xml" "$@" \
     >"$out/$mode.log" 2>&1 || true
   tail -n 1 "$out/$mode.log"
 }
 
-run loom "$@"
-run gloo "$@"
-gated=$("$python" bindings/torch/tests/compare_suites.py gated-list "$out/loom.xml" "$out/gloo.xml" | paste -sd' ')
-if [ -n "$gated" ]; then
-  run gated -k "$(echo "$gated" | sed 's/ / or /g')"
+run loom "$suite" "$@"
+run gloo "$suite" "$@"
+mapfile -t gated < <("$python" bindings/torch/tests/compare_suites.py gated-list "$out/loom.xml" "$out/gloo.xml")
+if [ ${#gated[@]} -gt 0 ]; then
+  run gated "${gated[@]/#/$suite::TestDistBackendWithSpawn::}"
   "$python" bindings/torch/tests/compare_suites.py report "$out/loom.xml" "$out/gloo.xml" "$out/gated.xml"
 else
   "$python" bindings/torch/tests/compare_suites.py report "$out/loom.xml" "$out/gloo.xml"

@@ -29,18 +29,23 @@ fi
 root=${LOOM_TORCH2_ROOT:-/var/tmp/loom-trixie}
 packages=python3-torch,libtorch-dev,pybind11-dev,g++,cmake,ninja-build,pkg-config,libhwloc-dev,libssl-dev,libxml2-dev,python3-pytest,python3-setuptools,ca-certificates
 
-if [ ! -x "$root/usr/bin/python3" ] || ! chroot "$root" python3 -c "import torch" 2>/dev/null; then
+# A root whose debootstrap did not finish is made again from nothing.
+if [ ! -f "$root/.debootstrap-complete" ]; then
   command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq debootstrap; }
   echo "torch2-check: making a Debian 13 root in $root (downloads ~600 MB)"
-  # --include resolves no virtual packages, so apt finishes the job inside.
+  rm -rf "$root"
+  # --include resolves no virtual packages, so apt adds the packages inside.
   debootstrap --variant=minbase trixie "$root" http://deb.debian.org/debian >"$root.debootstrap.log" 2>&1 ||
     { tail -n 20 "$root.debootstrap.log" >&2; exit 1; }
   echo "deb http://deb.debian.org/debian trixie main" >"$root/etc/apt/sources.list"
+  touch "$root/.debootstrap-complete"
 fi
 
 mounts=()
 cleanup() {
-  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}"; done
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+    umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}" || true
+  done
 }
 trap cleanup EXIT
 mount_into() {  # mount_into TARGET mount-arguments...
@@ -51,6 +56,8 @@ mount_into() {  # mount_into TARGET mount-arguments...
   mounts+=("$target")
 }
 mount_into "$root/proc" -t proc proc
+mount_into "$root/sys" --bind /sys  # hwloc reads the machine there, as outside
+mount -o remount,bind,ro "$root/sys"
 mount_into "$root/dev/shm" -t tmpfs tmpfs
 mount_into "$root/src/loom" --bind "$PWD"
 mount -o remount,bind,ro "$root/src/loom"

@@ -556,8 +556,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::recvAnysource(std::vector<at::T
 
 void ProcessGroupLoom::checkUserTag(const char* operation, int tag) {
   TORCH_CHECK(tag >= 0, "loom backend: ", operation, " with tag ", tag, ": tags are 0 or more");
-  TORCH_CHECK(tag != kMonitoredBarrierTag, "loom backend: ", operation, " with tag ", tag,
-              ": that tag carries monitored_barrier's messages; use one below it");
+  TORCH_CHECK(tag < kMonitoredBarrierTags, "loom backend: ", operation, " with tag ", tag, ": tags from ",
+              kMonitoredBarrierTags, " up carry monitored_barrier's messages; use one below");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::transmit(std::vector<at::Tensor>& tensors, int dstRank, int tag) {

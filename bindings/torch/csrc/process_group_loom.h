@@ -17,7 +17,9 @@
 #include <loom/loom.h>
 #include <torch/version.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -122,11 +124,15 @@ class ProcessGroupLoom : public ProcessGroupBase {
   // The sentence of a refused Loom call, raised as a RuntimeError.
   [[noreturn]] void refuse(const char* operation, loomResult_t result) const;
 
-  // monitored_barrier's tokens travel on this tag, which send and recv refuse.
-  static constexpr int kMonitoredBarrierTag = 2147483647;
-  // monitored_barrier's parts: rank 0's, every other rank's.
-  void monitorTheOthers(std::chrono::milliseconds timeout, bool waitAllRanks);
-  void reportToRankZero(std::chrono::milliseconds timeout);
+  // monitored_barrier's tokens travel on the tags from this one up (a tag
+  // per call), which send and recv refuse.
+  static constexpr int kMonitoredBarrierTags = 1 << 30;
+  std::atomic<uint64_t> monitoredBarriers_{0};  // calls so far
+  // monitored_barrier's parts: rank 0's (which takes the tokens in
+  // awaitTheOthers, then replies), every other rank's.
+  void monitorTheOthers(std::chrono::milliseconds timeout, bool waitAllRanks, int tag);
+  void awaitTheOthers(std::chrono::milliseconds timeout, bool waitAllRanks, int tag);
+  void reportToRankZero(int tag);
 
   std::chrono::milliseconds timeout_;  // the group's
   loomComm_t comm_ = nullptr;

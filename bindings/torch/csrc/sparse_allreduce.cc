@@ -20,8 +20,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::sparseAllreduce(at::Tensor& ten
   const int64_t sparseDims = mine.sparse_dim();
   const at::Tensor values = mine.values().contiguous();
   const loomDataType_t dtype = dtypeOf(values, name);
+  // The three AllGathers hold the communicator together: another thread's
+  // call between them could meet a different call on another rank.
+  std::unique_lock<std::mutex> lock(callMutex_);
   auto gather = [&](const at::Tensor& in, at::Tensor& out, loomDataType_t type) {
-    std::lock_guard<std::mutex> lock(callMutex_);
     const loomResult_t result =
         loomAllGather(in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel()), type, comm_, nullptr, nullptr);
     if (result != loomSuccess) refuse(name, result);
@@ -42,6 +44,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::sparseAllreduce(at::Tensor& ten
   at::Tensor everyValue = at::empty(valueShape, values.options());
   gather(paddedIndices, everyIndex, loomInt64);
   gather(paddedValues, everyValue, dtype);
+  lock.unlock();
 
   at::Tensor sum = at::zeros_like(mine);
   for (int r = 0; r < size_; ++r) {

@@ -26,10 +26,13 @@ def loom_version():
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     """torch.distributed.monitored_barrier for "loom" groups, which torch's
-    own refuses (it serves gloo alone). Same arguments and errors as gloo's:
-    rank 0 names the first rank that did not arrive within `timeout` (every
-    such rank with `wait_all_ranks`); the others say rank 0 failed them.
-    `timeout` None: the group's own timeout."""
+    own refuses (it serves gloo alone). Same arguments, protocol and errors
+    as gloo's: rank 0 names the first rank that did not arrive within
+    `timeout` (every such rank with `wait_all_ranks`) and tells the ranks
+    that arrived, which then say rank 0 failed them; they wait for rank 0
+    itself as long as the group's timeout.
+    `timeout` None: the group's own timeout. Point-to-point tags from 2**30
+    up are its own."""
     from torch.distributed import distributed_c10d as c10d
 
     if c10d._rank_not_in_group(group):

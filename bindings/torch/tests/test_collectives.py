@@ -316,28 +316,46 @@ def sparse_all_reduce_body(rank, size):
 
 def monitored_barrier_body(rank, size):
     # As gloo's: rank 0 names the first rank that stayed away (every one
-    # with wait_all_ranks), the others say rank 0 failed them. Each failing
-    # case runs on a group of its own, whose tokens cannot meet another's.
+    # with wait_all_ranks) within its timeout and tells the others, which
+    # then say rank 0 failed them; they wait for rank 0 itself as long as
+    # the group's timeout (12 s here).
     import datetime
     import loom_torch
-    second = datetime.timedelta(seconds=1)
+
+    def seconds(n):
+        return datetime.timedelta(seconds=n)
+
     first_away, both_away, no_time = (dist.new_group(list(range(size))) for _ in range(3))
-    loom_torch.monitored_barrier()
-    loom_torch.monitored_barrier(timeout=second, wait_all_ranks=True)
+    loom_torch.monitored_barrier(timeout=seconds(5))
+    loom_torch.monitored_barrier(timeout=seconds(5), wait_all_ranks=True)
+    loom_torch.monitored_barrier()  # the group's timeout
     if rank == 0:
-        with pytest.raises(RuntimeError, match=r"\[Rank 0\]: Rank 2 failed to pass monitoredBarrier in 1000 ms"):
-            loom_torch.monitored_barrier(first_away, timeout=second)
+        with pytest.raises(RuntimeError, match=r"\[Rank 0\]: Rank 2 failed to pass monitoredBarrier in 3000 ms"):
+            loom_torch.monitored_barrier(first_away, timeout=seconds(3))
+        # Rank 1 is still in first_away, or past it: it never calls both_away.
         with pytest.raises(RuntimeError, match=r"\[Rank 0\]: Ranks 1, 2 failed to pass monitoredBarrier in 1000 ms"):
-            loom_torch.monitored_barrier(both_away, timeout=second, wait_all_ranks=True)
-        with pytest.raises(RuntimeError, match="Rank 0 timed out in monitoredBarrier after 0 ms"):
-            loom_torch.monitored_barrier(no_time, timeout=datetime.timedelta(0))
+            loom_torch.monitored_barrier(both_away, timeout=seconds(1), wait_all_ranks=True)
+        with pytest.raises(RuntimeError, match="Rank 0 timed out in monitoredBarrier after 0 ms; not yet heard from: 1, 2"):
+            loom_torch.monitored_barrier(no_time, timeout=seconds(0))
     elif rank == 1:
+        # Rank 0's failure reaches it at once, not after the group's timeout.
+        import time
+        start = time.monotonic()
         with pytest.raises(RuntimeError, match="Rank 1 successfully reached monitoredBarrier, but received errors "
-                                               "while waiting for send/recv from rank 0"):
-            loom_torch.monitored_barrier(first_away, timeout=second)
-    with pytest.raises(RuntimeError, match="that tag carries monitored_barrier's messages"):
-        dist.send(torch.zeros(1), dst=(rank + 1) % size, tag=2**31 - 1)
-    dist.barrier()
+                                               "while waiting for send/recv from rank 0: .*replied that the barrier "
+                                               "failed"):
+            loom_torch.monitored_barrier(first_away, timeout=seconds(3))
+        assert time.monotonic() - start < 11
+    with pytest.raises(RuntimeError, match="tags from 1073741824 up carry monitored_barrier's messages"):
+        dist.send(torch.zeros(1), dst=(rank + 1) % size, tag=2**30)
+    # Every rank stays until rank 0 is done (a rank that exits fails the
+    # others' waits at once), told through the store, which no failed
+    # monitored_barrier can disturb.
+    store = dist.distributed_c10d._get_default_store()
+    if rank == 0:
+        store.set("monitored_barrier_done", "1")
+    else:
+        store.wait(["monitored_barrier_done"])
 
 
 def missing_rank_body(rank, size):
@@ -420,7 +438,7 @@ def test_sparse_all_reduce(size):
 
 
 def test_monitored_barrier_names_the_missing_ranks():
-    ranks.run(3, monitored_barrier_body)
+    ranks.run(3, monitored_barrier_body, group_timeout=12)
 
 
 def test_a_rank_that_never_arrives_is_named():

@@ -23,7 +23,6 @@ scripts/torch-suite.sh runs all three and compares them.
 """
 import os
 import sys
-import tempfile
 
 import conftest  # noqa: F401  (the build's loom_torch on sys.path)
 
@@ -32,7 +31,6 @@ if MODE not in ("loom", "gloo", "gated"):
     raise SystemExit(f"LOOM_TORCH_SUITE={MODE!r}: say loom, gloo or gated")
 os.environ["BACKEND"] = "gloo" if MODE in ("gloo", "gated") else "loom"
 os.environ.setdefault("WORLD_SIZE", "3")
-os.environ.setdefault("TEMP_DIR", tempfile.mkdtemp(prefix="loom-torch-suite-"))
 
 import torch.distributed as dist  # noqa: E402
 
