@@ -342,19 +342,26 @@ void checkPairs(const std::vector<at::Tensor>& outputs, const std::vector<at::Te
 
 }  // namespace
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::allgather_into_tensor_coalesced(
-    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& /*opts*/) {
-  const char* name = "all_gather_into_tensor_coalesced";
-  checkPairs(outputs, inputs, name, size_, 1);
+ProcessGroupLoom::Buffers ProcessGroupLoom::stagePairs(const std::vector<at::Tensor>& outputs,
+                                                       const std::vector<at::Tensor>& inputs,
+                                                       std::vector<void*>& outs) {
   Buffers buffers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     buffers.inputs.push_back(inputs[i].contiguous());
     buffers.outputs.push_back(Staged::output(outputs[i]));
+    outs.push_back(buffers.outputs.back().buffer.data_ptr());
   }
   buffers.value = outputs;
-  const std::vector<at::Tensor> ins = buffers.inputs;
+  return buffers;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& /*opts*/) {
+  const char* name = "all_gather_into_tensor_coalesced";
+  checkPairs(outputs, inputs, name, size_, 1);
   std::vector<void*> outs;
-  for (const Staged& staged : buffers.outputs) outs.push_back(staged.buffer.data_ptr());
+  Buffers buffers = stagePairs(outputs, inputs, outs);
+  const std::vector<at::Tensor> ins = buffers.inputs;
   const loomDataType_t dtype = dtypeOf(inputs[0], name);
   return run(name, c10d::OpType::COALESCED, std::move(buffers), true, [&](std::vector<loomRequest_t>& requests) {
     for (size_t i = 0; i < ins.size(); ++i)
@@ -367,15 +374,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupLoom::reduce_scatter_tensor_coalesced
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::ReduceScatterOptions& opts) {
   const char* name = "reduce_scatter_tensor_coalesced";
   checkPairs(outputs, inputs, name, 1, size_);
-  Buffers buffers;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    buffers.inputs.push_back(inputs[i].contiguous());
-    buffers.outputs.push_back(Staged::output(outputs[i]));
-  }
-  buffers.value = outputs;
-  const std::vector<at::Tensor> ins = buffers.inputs;
   std::vector<void*> outs;
-  for (const Staged& staged : buffers.outputs) outs.push_back(staged.buffer.data_ptr());
+  Buffers buffers = stagePairs(outputs, inputs, outs);
+  const std::vector<at::Tensor> ins = buffers.inputs;
   const loomDataType_t dtype = dtypeOf(outputs[0], name);
   const CallOp callOp(comm_, opts.reduceOp, outputs[0], name);
   const loomRedOp_t op = callOp.get();

@@ -113,6 +113,12 @@ class ProcessGroupLoom : public ProcessGroupBase {
   using Launch = std::function<void(std::vector<loomRequest_t>&)>;
   c10::intrusive_ptr<c10d::Work> run(const char* operation, c10d::OpType type, Buffers buffers, bool grouped,
                                      const Launch& launch);
+#if LOOM_TORCH_HAS_BACKEND
+  // A coalesced tensor collective's buffers: each input contiguous, each
+  // output staged, and in `outs` where Loom writes each output.
+  static Buffers stagePairs(const std::vector<at::Tensor>& outputs, const std::vector<at::Tensor>& inputs,
+                            std::vector<void*>& outs);
+#endif
   // allreduce of a sparse (COO) tensor.
   c10::intrusive_ptr<c10d::Work> sparseAllreduce(at::Tensor& tensor, const c10d::AllreduceOptions& opts);
   // send, recv and recvAnysource (srcRank kAnySource) once the tag is

@@ -20,8 +20,7 @@ def outcomes(path):
         outcome, message = "passed", ""
         for child in case:
             if child.tag in ("failure", "error"):
-                outcome, message = "failed", (child.get("message") or "").splitlines()[0:1]
-                message = message[0] if message else ""
+                outcome, message = "failed", next(iter((child.get("message") or "").splitlines()), "")
             elif child.tag == "skipped" and outcome != "failed":
                 outcome, message = "skipped", child.get("message") or ""
         result[case.get("name")] = (outcome, message)
