@@ -19,17 +19,20 @@ bool fitsAllPairs(const Team& team, size_t bytes, size_t limitBytes) {
 Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Executor& exec = executorFor(args.memory);
   const size_t bytes = args.count * dtypeSize(args.dtype);
-  // In place, out overwrites this rank's input before its turn comes; the
-  // copy already sent to a peer serves instead. It stays intact until this
-  // rank acquires that slot again, in a later operation (peers only read).
-  const void* ownInput = nullptr;
   for (int peer = 0; peer < team.nranks; ++peer) {
     if (peer == team.rank) continue;
     SendConnection& to = team.sendTo(peer);
     void* slot = co_await to.acquire(wait);
     exec.copy(slot, args.sendbuf, bytes);
     to.post(bytes);
-    if (ownInput == nullptr) ownInput = slot;
+  }
+  // In place, out overwrites this rank's input before its turn comes: a
+  // copy keeps it (a posted slot is the peer's, which may reuse it at once).
+  const void* ownInput = args.sendbuf;
+  if (args.sendbuf == args.recvbuf && team.rank != 0) {
+    team.reduceScratch.resize(bytes);
+    exec.copy(team.reduceScratch.data(), args.sendbuf, bytes);
+    ownInput = team.reduceScratch.data();
   }
   // Every rank combines the inputs in one order, so all ranks get bitwise
   // the same floating-point result.
@@ -41,10 +44,11 @@ Task<> allPairsAllReduce(const Team& team, const CollectiveArgs& args, const Wai
       from = &team.recvFrom(r);
       input = co_await from->acquire(wait, bytes);
     }
-    if (r == 0)
-      exec.copy(out, input, bytes);
-    else
+    if (r == 0) {
+      if (input != out) exec.copy(out, input, bytes);  // rank 0 in place has its input there
+    } else {
       exec.reduce(out, out, input, args.count, args.dtype, args.op);
+    }
     if (from != nullptr) from->release();
   }
   if (args.op == loomAvg) exec.divide(out, args.count, args.dtype, team.nranks);

@@ -94,7 +94,10 @@ class SendConnection : public Waitable {
   // A free slot to fill, or null while the peer still holds them all.
   virtual void* tryAcquire() = 0;
   // Hands the acquired slot to the peer, of which the first `bytes` were
-  // written (a transport that copies slots, tcp, sends only those).
+  // written (a transport that copies slots, tcp, sends only those). The
+  // slot is the peer's from then on: a schedule never reads it again (in a
+  // remote window or device memory it may not be readable at all, and the
+  // in-memory transport reuses its buffer once the peer releases it).
   virtual void post(size_t bytes) = 0;
   // Hands the acquired `slot` to the peer holding `bytes` taken from `src`
   // (which may be the slot itself). A transport that copies slots out
@@ -125,7 +128,7 @@ class RecvConnection : public Waitable {
  public:
   // The next filled slot, or null until the peer posts it.
   virtual const void* tryAcquire() = 0;
-  // Gives the acquired slot back to the peer.
+  // Gives the acquired slot back to the peer; its data is gone with it.
   virtual void release() = 0;
   // The data bytes the sender put in the acquired slot, where the
   // transport carries them (tcp's frames do); kBytesUnknown where the
