@@ -35,9 +35,8 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
 
 Connections::Connections(int rank, int nranks, int kind, SlotShape shape, std::unique_ptr<Transport> transport)
     : rank_(rank),
-      // Ranks of one process, which only `kind` connects: slotBytesAmong
-      // then finds it for every pair, as it would after a rendezvous.
-      identities_(nranks, RankIdentity{"in-process", getpid(), {}, {}}),
+      // Ranks of one process, which only `kind` connects (filter_): no
+      // identities are kept, and slotBytesAmong finds `kind` for every pair.
       filter_{{transportKinds()[kind].name}, false},
       slotShapeOfKind_(transportKinds().size()),
       byPeer_(nranks, transport.get()),
@@ -146,6 +145,7 @@ size_t Connections::slotBytesAmong(const std::vector<int>& ranks) const {
   const std::vector<TransportKind>& kinds = transportKinds();
   for (size_t k = 0; k < kinds.size(); ++k)
     if (filter_.allows(kinds[k].name)) floor = std::min(floor, slotShapeOfKind_[k].bytes);
+  if (identities_.empty()) return floor;  // one kind carries every pair
   size_t smallest = SIZE_MAX;
   for (size_t i = 0; i < ranks.size() && smallest > floor; ++i) {
     for (size_t j = i + 1; j < ranks.size() && smallest > floor; ++j) {

@@ -84,7 +84,7 @@ class Connections {
   void makeIdleSleep();
 
   int rank_;
-  std::vector<RankIdentity> identities_;  // by rank: pairs this rank is not in, for slotBytesAmong
+  std::vector<RankIdentity> identities_;  // by rank, for slotBytesAmong; empty when one kind carries every pair
   TransportFilter filter_;
   std::vector<SlotShape> slotShapeOfKind_;              // by index in transportKinds()
   std::vector<std::unique_ptr<Transport>> transports_;  // the kinds that carry at least one peer

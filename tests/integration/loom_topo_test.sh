@@ -232,3 +232,31 @@ grep -q '== Plan' "$WORK/out" && fail "--plan printed half a section before its 
 rc=0; "$TOPO" --calibrate "$WORK/x.tuning" --hosts 2,2 >"$WORK/out" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--calibrate --hosts exited $rc, not 2"
 pass "--calibrate: 3 ranks, a file --plan loads; bad files and options refused"
+
+# --simulate: the schedules on virtual ranks, results checked by the
+# simulator itself (a wrong one is an error and exit 1); the unit tests
+# (simulator_test.cc) cover the schedules and the timeline.
+timeout 120 "$TOPO" --simulate --hosts 2 --ranks-per-host 3 --sizes 8,4K --collectives allreduce,allgather \
+  --plot "$WORK/sim.png" >"$WORK/out" 2>&1 || fail "--simulate 2x3 exited $?"
+expect_line '^6 virtual ranks on 2 hosts'
+expect_line '^AllReduce 8 B:'
+expect_line '^AllGather 4 KiB:'
+expect_line '^  6 +2 +tree +[0-9.]+ +[0-9.]+ +[0-9]+ '
+expect_line '^  4 +2 +hierarchical +does not apply here \(runs ring\)'  # AllGather on hosts of 3 and 1
+expect_line '^  6 +2 +auto .*\((hierarchical|hostleaders)\)$'
+[[ -s "$WORK/sim.png" ]] || fail "--simulate --plot drew nothing"
+rc=0; "$TOPO" --simulate --hosts 2,3 --ranks-per-host 4 >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--hosts 2,3 --ranks-per-host 4 exited $rc, not 2"
+expect_line '^loom-topo: with --ranks-per-host, --hosts gives the number of hosts'
+rc=0; "$TOPO" --simulate --sizes 8,0 >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--sizes 8,0 exited $rc, not 2"
+expect_line "^loom-topo: --sizes 8,0: '0' is not a size"
+rc=0; "$TOPO" --simulate --collectives allreduce,spiral >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--collectives spiral exited $rc, not 2"
+expect_line "^loom-topo: --collectives allreduce,spiral: 'spiral' is not one of"
+rc=0; "$TOPO" --simulate --hosts 64 --ranks-per-host 65 >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "4160 ranks exited $rc, not 2"
+expect_line '^loom-topo: --simulate runs at most 4096 ranks; 4160 were asked for'
+rc=0; "$TOPO" --plot "$WORK/x.png" >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--plot without --simulate exited $rc, not 2"
+pass "--simulate: 2 x 3 ranks, two collectives, a plot; bad options refused"

@@ -1,54 +1,21 @@
 #include "support/fabric_ranks.h"
 
-#include <algorithm>
-#include <numeric>
 #include <thread>
 
 #include "base/error.h"
+#include "simulate/in_process_team.h"
 #include "transport/mem/mem_transport.h"
-#include "transport/registry.h"
 
 namespace loom::test {
-namespace {
-
-int memKind() {
-  const std::vector<TransportKind>& kinds = transportKinds();
-  for (size_t k = 0; k < kinds.size(); ++k)
-    if (std::string(kinds[k].name) == "mem") return static_cast<int>(k);
-  fail(loomInternalError, "this Loom has no in-memory transport kind");
-}
-
-}  // namespace
 
 FabricRank::FabricRank(std::shared_ptr<mem::Fabric> fabric, int rank, const FabricOptions& options)
     : fabric_(std::move(fabric)), options_(options) {
   const int nranks = options.nranks;
-  connections_ = std::make_unique<Connections>(rank, nranks, memKind(), fabric_->shape(),
+  connections_ = std::make_unique<Connections>(rank, nranks, simulate::inMemoryKind(), fabric_->shape(),
                                                std::make_unique<mem::MemTransport>(fabric_, rank));
-  team_.rank = rank;
-  team_.nranks = nranks;
-  team_.members.resize(nranks);
-  std::iota(team_.members.begin(), team_.members.end(), 0);
-  team_.places.resize(nranks);
   inboxes_.resize(nranks);
-  team_.inboxes = &inboxes_;
-  std::vector<int> onHost;  // ranks seen so far, per host
-  for (int r = 0; r < nranks; ++r) {
-    const int host = options.hostOf.empty() ? 0 : options.hostOf[r];
-    if (host >= static_cast<int>(onHost.size())) onHost.resize(host + 1, 0);
-    team_.places[r].host = host;
-    team_.places[r].localIndex = onHost[host]++;
-  }
-  team_.hosts = static_cast<int>(onHost.size());
-  const bool even = team_.hosts >= 2 && onHost[0] >= 2 &&
-                    std::all_of(onHost.begin(), onHost.end(), [&](int n) { return n == onHost[0]; });
-  team_.ranksPerHost = even ? onHost[0] : 0;
-  team_.ring = options.ring.empty() ? team_.members : options.ring;
-  team_.ringPosition = static_cast<int>(std::find(team_.ring.begin(), team_.ring.end(), rank) - team_.ring.begin());
-  team_.connections = connections_.get();
-  team_.slotBytes = connections_->slotBytesAmong(team_.members);
-  team_.tuning = options.tuning;
-  team_.keepSubTeams();
+  team_ = simulate::inProcessTeam(rank, nranks, options.hostOf, options.ring, connections_.get(), &inboxes_,
+                                  options.tuning);
   EngineSettings settings;
   settings.nranks = nranks;
   settings.timeoutMs = options.timeoutMs;

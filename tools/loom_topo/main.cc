@@ -1,5 +1,6 @@
 // loom-topo: shows the machine Loom sees, so a misread machine is visible,
 // checkable (--check) and correctable (--xml, edit, LOOM_TOPO_FILE).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -24,6 +25,7 @@ namespace {
 const char* kUsage =
     "usage: loom-topo [--topo-file FILE] [--xml | --json | --dot] [--ranks N | --hosts N0,N1,...]\n"
     "                 [--map-by core|socket|numa] [--check] [--plan] [--calibrate FILE] [--no-versions]\n"
+    "                 [--simulate [--ranks-per-host R] [--sizes LIST] [--collectives LIST] [--plot PNG]]\n"
     "                 [--version]\n"
     "\n"
     "Prints the versions around Loom, the machine as a tree, the path classes between GPUs, NICs and\n"
@@ -48,6 +50,15 @@ const char* kUsage =
     "  --calibrate FILE  measure the cost model's constants for shared memory on this machine with --ranks\n"
     "                    local ranks (default: one per core, at most 8, at least 2), print them, and write\n"
     "                    them to FILE, which LOOM_TUNING_FILE loads (about a minute)\n"
+    "  --simulate        run every algorithm of each collective on virtual ranks of this process (one thread\n"
+    "                    drives them all, as many as 4096) over modelled links: on the first 2, 4, 8, ... ranks\n"
+    "                    of the layout and on all of them, each rank's result checked exactly; prints the\n"
+    "                    predicted time, bus bandwidth, and messages and bytes per link class of each\n"
+    "  --ranks-per-host R with --simulate: --hosts H then means H hosts of R ranks each\n"
+    "  --sizes LIST      with --simulate: sizes as nccl-tests counts them (default 8,64K,1M; K, M, G suffixes)\n"
+    "  --collectives LIST with --simulate: allreduce, allgather, reducescatter, broadcast, reduce, or all\n"
+    "                    (default allreduce)\n"
+    "  --plot PNG        with --simulate: draw predicted time against ranks with gnuplot into PNG\n"
     "  --no-versions     skip the versions section\n"
     "  --version         print Loom's version and build, and exit\n";
 
@@ -61,6 +72,11 @@ struct Options {
   bool plan = false;
   std::string calibrateTo;  // --calibrate FILE
   bool versions = true;
+  bool simulate = false;
+  int ranksPerHostEach = 0;  // --ranks-per-host
+  std::vector<loom::TunedCollective> collectives{loom::TunedCollective::kAllReduce};
+  std::vector<size_t> sizes{8, 64 << 10, 1 << 20};
+  std::string plotTo;
 };
 
 [[noreturn]] void usageError(const std::string& message) {
@@ -86,6 +102,58 @@ std::vector<int> parseHosts(const std::string& text) {
       usageError("--hosts " + text + " names more than 65536 ranks or 4096 hosts");
     counts.push_back(static_cast<int>(n));
     if (comma == std::string::npos) return counts;
+    at = comma + 1;
+  }
+}
+
+// "8,64K,1M": sizes in bytes, as all_reduce_perf -b reads them.
+std::vector<size_t> parseSizes(const std::string& text) {
+  std::vector<size_t> sizes;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char* end = nullptr;
+    const unsigned long long n = item.empty() || item[0] == '-' ? 0 : std::strtoull(item.c_str(), &end, 10);
+    size_t scale = 1;
+    if (n > 0 && *end != '\0') {
+      const std::string unit = end;
+      scale = unit == "K" || unit == "KiB"   ? size_t{1} << 10
+              : unit == "M" || unit == "MiB" ? size_t{1} << 20
+              : unit == "G" || unit == "GiB" ? size_t{1} << 30
+                                             : 0;
+    }
+    if (n == 0 || scale == 0 || n > (size_t{1} << 40) / scale)
+      usageError("--sizes " + text + ": '" + item + "' is not a size from 1 byte to 1 TiB (8, 64K, 1M, 2G)");
+    sizes.push_back(static_cast<size_t>(n) * scale);
+    if (comma == std::string::npos) return sizes;
+    at = comma + 1;
+  }
+}
+
+std::vector<loom::TunedCollective> parseCollectives(const std::string& text) {
+  using loom::TunedCollective;
+  const std::pair<const char*, TunedCollective> kNames[] = {{"allreduce", TunedCollective::kAllReduce},
+                                                            {"allgather", TunedCollective::kAllGather},
+                                                            {"reducescatter", TunedCollective::kReduceScatter},
+                                                            {"broadcast", TunedCollective::kBroadcast},
+                                                            {"reduce", TunedCollective::kReduce}};
+  std::vector<TunedCollective> chosen;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    bool known = false;
+    for (const auto& [name, collective] : kNames) {
+      if (item == "all" || item == name) {
+        if (std::find(chosen.begin(), chosen.end(), collective) == chosen.end()) chosen.push_back(collective);
+        known = true;
+      }
+    }
+    if (!known)
+      usageError("--collectives " + text + ": '" + item +
+                 "' is not one of allreduce, allgather, reducescatter, broadcast, reduce, all");
+    if (comma == std::string::npos) return chosen;
     at = comma + 1;
   }
 }
@@ -127,6 +195,22 @@ Options parse(int argc, char** argv) {
       o.calibrateTo = value();
     } else if (a == "--plan") {
       o.plan = true;
+    } else if (a == "--simulate") {
+      o.simulate = true;
+    } else if (a == "--ranks-per-host") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > 4096)
+        usageError("--ranks-per-host " + v + " is not a number of ranks (1 to 4096)");
+      o.ranksPerHostEach = static_cast<int>(n);
+    } else if (a == "--sizes") {
+      o.sizes = parseSizes(value());
+    } else if (a == "--collectives") {
+      o.collectives = parseCollectives(value());
+    } else if (a == "--plot") {
+      o.plotTo = value();
+      if (o.plotTo.empty()) usageError("--plot needs a file name");
     } else if (a == "--no-versions") {
       o.versions = false;
     } else {
@@ -139,6 +223,22 @@ Options parse(int argc, char** argv) {
         "--calibrate measures ranks of this host alone: leave out --plan, --xml, --json, --dot, --check and --hosts");
   if (o.plan && (o.format != "text" || o.check))
     usageError("--plan prints text alone: leave out --xml, --json, --dot and --check");
+  if (!o.simulate && (o.ranksPerHostEach > 0 || !o.plotTo.empty()))
+    usageError("--ranks-per-host and --plot go with --simulate");
+  if (o.simulate) {
+    if (o.plan || o.format != "text" || o.check || !o.calibrateTo.empty())
+      usageError("--simulate prints text alone: leave out --plan, --calibrate, --xml, --json, --dot and --check");
+    if (o.ranksPerHostEach > 0) {
+      if (o.ranksPerHost.size() != 1)
+        usageError("with --ranks-per-host, --hosts gives the number of hosts (one number), not a list");
+      o.ranksPerHost.assign(o.ranksPerHost[0], o.ranksPerHostEach);
+    } else if (o.ranksPerHost.empty()) {
+      o.ranksPerHost = {o.ranks > 0 ? o.ranks : 8};
+    }
+    long total = 0;
+    for (int n : o.ranksPerHost) total += n;
+    if (total > 4096) usageError("--simulate runs at most 4096 ranks; " + std::to_string(total) + " were asked for");
+  }
   return o;
 }
 
@@ -161,6 +261,12 @@ const char* transportsSetting() {
 }
 
 void printText(const Options& o, const loom::topo::Topology& t) {
+  if (o.simulate) {
+    std::cout << "== Simulation\n";
+    loom::topo::SimulationRequest request{o.ranksPerHost, transportsSetting(), o.collectives, o.sizes, o.plotTo};
+    loom::topo::printSimulation(std::cout, request);
+    return;
+  }
   if (!o.calibrateTo.empty()) {
     std::cout << "== Calibration\n";
     loom::topo::calibrate(std::cout, o.ranks > 0 ? o.ranks : defaultRanks(t), o.calibrateTo);

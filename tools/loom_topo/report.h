@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "collectives/algorithm_table.h"
 #include "loom_topo/versions.h"
 #include "topology/placement.h"
 #include "topology/topology.h"
 #include "transport/identity.h"
+#include "transport/registry.h"
 
 namespace loom::topo {
 
@@ -32,6 +34,21 @@ std::vector<RankIdentity> simulatedIdentities(const std::vector<int>& ranksPerHo
 // 1 MiB and 64 MiB and wherever the choice changes, with the cost model's
 // estimates; LOOM_ALGO and the size limits as a communicator reads them.
 void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports);
+// The slots the schedules of that layout cut messages by: the smallest
+// count and size among the kinds that connect its pairs, as
+// Connections::slotBytesAmong.
+SlotShape layoutSlots(const std::vector<int>& ranksPerHost, const std::string& transports);
+
+// What --simulate runs: the collectives' every algorithm, on the first 2, 4,
+// 8, ... ranks of the layout and on all of them, at each size.
+struct SimulationRequest {
+  std::vector<int> ranksPerHost;
+  std::string transports;  // LOOM_TRANSPORTS, for the slots
+  std::vector<TunedCollective> collectives;
+  std::vector<size_t> sizes;
+  std::string plotTo;  // a PNG to draw, or empty
+};
+void printSimulation(std::ostream& os, const SimulationRequest& request);
 
 std::string topologyJson(const Topology& t);
 std::string topologyDot(const Topology& t);

@@ -105,6 +105,24 @@ void printRow(std::ostream& os, const Row& row, const PlanInputs& in, const Tuni
 
 }  // namespace
 
+SlotShape layoutSlots(const std::vector<int>& ranksPerHost, const std::string& transports) {
+  const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
+  const int ranks = static_cast<int>(identities.size());
+  const TransportFilter filter = parseTransportFilter(transports, "LOOM_TRANSPORTS");
+  const KindSettingsList settings = readKindSettings();
+  SlotShape smallest{INT32_MAX, SIZE_MAX};
+  // The first and the last rank meet every kind the layout uses.
+  for (int r = 0; r < ranks; r += std::max(1, ranks - 1)) {
+    const std::vector<int> chosen = chooseTransports(identities, r, filter);
+    for (int p = 0; p < ranks; ++p) {
+      if (p == r) continue;
+      const SlotShape shape = settings[chosen[p]]->slotShape();
+      smallest = {std::min(smallest.slots, shape.slots), std::min(smallest.bytes, shape.bytes)};
+    }
+  }
+  return ranks > 1 ? smallest : settings[0]->slotShape();
+}
+
 void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
   PlanInputs in;
   const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
@@ -114,15 +132,7 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
   bool even = ranksPerHost.size() > 1 && most >= 2;
   for (int n : ranksPerHost) even = even && n == most;
   in.ranksPerHost = even ? most : 0;
-  // The smallest slot among the kinds that connect the layout's pairs, as
-  // Connections::slotBytesAmong.
-  const TransportFilter filter = parseTransportFilter(transports, "LOOM_TRANSPORTS");
-  const KindSettingsList settings = readKindSettings();
-  for (int r = 0; r < ranks; r += std::max(1, ranks - 1)) {
-    const std::vector<int> chosen = chooseTransports(identities, r, filter);
-    for (int p = 0; p < ranks; ++p)
-      if (p != r) in.slotBytes = std::min(in.slotBytes, settings[chosen[p]]->slotShape().bytes);
-  }
+  if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
   const CommConfig config = readCommConfig(nullptr);
   const Tuning& tuning = config.tuning;
 

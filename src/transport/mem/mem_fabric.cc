@@ -31,18 +31,8 @@ std::string RankBoard::failure() const {
   return failure_;
 }
 
-Fabric::Fabric(int nranks, SlotShape shape, Faults faults)
-    : nranks_(nranks),
-      shape_(shape),
-      faults_(faults),
-      boards_(new RankBoard[nranks]),
-      fifos_(static_cast<size_t>(kChannels) * nranks * nranks) {
-  for (size_t f = 0; f < fifos_.size(); ++f) {
-    MemFifo& fifo = fifos_[f];
-    fifo.slots.reset(new MemSlot[shape.slots]);
-    for (int s = 0; s < shape.slots; ++s) fifo.slots[s].data.reset(new char[shape.bytes]);
-    fifo.random.seed(faults.seed * 1000003 + f);
-  }
+Fabric::Fabric(int nranks, SlotShape shape, Faults faults, std::unique_ptr<Timeline> timeline)
+    : nranks_(nranks), shape_(shape), faults_(faults), boards_(new RankBoard[nranks]), timeline_(std::move(timeline)) {
   if (delays()) clock_ = std::thread([this] { clockLoop(); });
 }
 
@@ -57,7 +47,32 @@ Fabric::~Fabric() {
 }
 
 MemFifo& Fabric::fifo(int from, int to, Channel channel) {
-  return fifos_[(static_cast<size_t>(channel) * nranks_ + from) * nranks_ + to];
+  const size_t index = (static_cast<size_t>(channel) * nranks_ + from) * nranks_ + to;
+  std::lock_guard<std::mutex> lock(fifosMutex_);
+  std::unique_ptr<MemFifo>& fifo = fifos_[index];
+  if (fifo == nullptr) {
+    fifo = std::make_unique<MemFifo>();
+    fifo->slots.reset(new MemSlot[shape_.slots]);
+    fifo->random.seed(faults_.seed * 1000003 + index);
+  }
+  return *fifo;
+}
+
+std::unique_ptr<char[]> Fabric::takeBuffer() {
+  {
+    std::lock_guard<std::mutex> lock(buffersMutex_);
+    if (!spareBuffers_.empty()) {
+      std::unique_ptr<char[]> buffer = std::move(spareBuffers_.back());
+      spareBuffers_.pop_back();
+      return buffer;
+    }
+  }
+  return std::unique_ptr<char[]>(new char[shape_.bytes]);
+}
+
+void Fabric::giveBack(std::unique_ptr<char[]> buffer) {
+  std::lock_guard<std::mutex> lock(buffersMutex_);
+  spareBuffers_.push_back(std::move(buffer));
 }
 
 int64_t Fabric::deliveryTime(MemFifo& fifo, int receiver) {

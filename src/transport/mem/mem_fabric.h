@@ -10,6 +10,12 @@
 //   other channels) overtake one another;
 // - failure: fail() makes a rank look as if it announced a failure, and
 //   leave() as if its process exited, to every peer that waits on it.
+//
+// A pair's FIFOs are made when a connection first uses them, and a slot
+// holds a buffer only while a message is in it (buffers go back to the
+// fabric when released), so a fabric of thousands of ranks costs what its
+// schedules use. With a Timeline (mem_timeline.h), which needs one thread
+// to drive every rank, messages carry virtual times.
 #pragma once
 
 #include <atomic>
@@ -23,11 +29,13 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "base/doorbell.h"
 #include "transport/collective_call.h"
+#include "transport/mem/mem_timeline.h"
 #include "transport/message_label.h"
 #include "transport/registry.h"
 #include "transport/transport.h"
@@ -65,8 +73,11 @@ struct MemSlot {
   std::atomic<uint32_t> mark{0};  // the message's number once posted (as shm's slot mark)
   MessageLabel label;             // kept beside the data, not in front of it
   size_t bytes = 0;
-  int64_t visibleAtNs = 0;  // steady clock; 0: at once
-  std::unique_ptr<char[]> data;
+  int64_t visibleAtNs = 0;       // steady clock; 0: at once
+  std::unique_ptr<char[]> data;  // from the fabric's spare buffers while a message is in the slot
+  // With a Timeline: when the message arrives, and when its receiver freed the slot.
+  double arrivesAtUs = 0;
+  double freedAtUs = 0;
 };
 
 // One way from a sender to a receiver on one channel.
@@ -83,7 +94,8 @@ struct MemFifo {
 
 class Fabric {
  public:
-  Fabric(int nranks, SlotShape shape, Faults faults);
+  // `timeline`, if any, must be driven by one thread (mem_timeline.h).
+  Fabric(int nranks, SlotShape shape, Faults faults, std::unique_ptr<Timeline> timeline = nullptr);
   ~Fabric();
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
@@ -92,7 +104,12 @@ class Fabric {
   SlotShape shape() const { return shape_; }
   const Faults& faults() const { return faults_; }
   bool delays() const { return faults_.maxDelayMicros > 0; }
+  // Made on first use; it stays where it is for the fabric's life.
   MemFifo& fifo(int from, int to, Channel channel);
+  // A slot's buffer (shape().bytes), and its return once a message is read.
+  std::unique_ptr<char[]> takeBuffer();
+  void giveBack(std::unique_ptr<char[]> buffer);
+  Timeline* timeline() { return timeline_.get(); }
   RankBoard& board(int rank) { return boards_[rank]; }
   const RankBoard& board(int rank) const { return boards_[rank]; }
 
@@ -112,7 +129,11 @@ class Fabric {
   SlotShape shape_;
   Faults faults_;
   std::unique_ptr<RankBoard[]> boards_;
-  std::vector<MemFifo> fifos_;  // by (channel, from, to)
+  std::unique_ptr<Timeline> timeline_;
+  std::mutex fifosMutex_;
+  std::unordered_map<size_t, std::unique_ptr<MemFifo>> fifos_;  // by (channel, from, to)
+  std::mutex buffersMutex_;
+  std::vector<std::unique_ptr<char[]>> spareBuffers_;
 
   using Due = std::pair<int64_t, int>;  // (steady ns, receiver)
   std::mutex clockMutex_;

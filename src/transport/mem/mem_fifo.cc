@@ -33,12 +33,15 @@ void checkPeer(const Fabric& fabric, int peer, const WaitContext& ctx, Waitable&
 MemSendConnection::MemSendConnection(Fabric& fabric, int self, int peer, Channel channel)
     : fabric_(fabric),
       fifo_(fabric.fifo(self, peer, channel)),
+      self_(self),
       peer_(peer),
       slots_(static_cast<uint32_t>(fabric.shape().slots)) {}
 
 void* MemSendConnection::tryAcquire() {
   if (posted_ - fifo_.released.load(std::memory_order_acquire) >= slots_) return nullptr;
-  return next().data.get();
+  MemSlot& slot = next();
+  if (slot.data == nullptr) slot.data = fabric_.takeBuffer();
+  return slot.data.get();
 }
 
 void MemSendConnection::labelSlot(void* slot, const MessageLabel& label) {
@@ -52,6 +55,7 @@ void MemSendConnection::post(size_t bytes) {
   MemSlot& slot = next();
   slot.bytes = bytes;
   slot.visibleAtNs = fabric_.deliveryTime(fifo_, peer_);
+  if (Timeline* timeline = fabric_.timeline()) slot.arrivesAtUs = timeline->post(self_, peer_, bytes, slot.freedAtUs);
   slot.mark.store(posted_ + 1, std::memory_order_release);
   fifo_.posted.store(++posted_, std::memory_order_release);
   // As shm's FIFO: the receiver's last look before it sleeps sees this
@@ -71,6 +75,7 @@ const void* MemRecvConnection::tryAcquire() {
   MemSlot& slot = next();
   if (slot.mark.load(std::memory_order_acquire) != released_ + 1) return nullptr;
   if (slot.visibleAtNs != 0 && steadyNanos() < slot.visibleAtNs) return nullptr;
+  if (Timeline* timeline = fabric_.timeline()) timeline->arrived(self_, slot.arrivesAtUs);
   return slot.data.get();
 }
 
@@ -83,6 +88,9 @@ MessageLabel MemRecvConnection::labelOf(const void* slot) const {
 }
 
 void MemRecvConnection::release() {
+  MemSlot& slot = next();
+  if (Timeline* timeline = fabric_.timeline()) slot.freedAtUs = timeline->released(self_, peer_, slot.bytes);
+  fabric_.giveBack(std::move(slot.data));
   fifo_.released.store(++released_, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (fifo_.releasedWatched.load(std::memory_order_relaxed) != 0) fabric_.board(peer_).doorbell.ring();

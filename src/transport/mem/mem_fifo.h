@@ -35,6 +35,7 @@ class MemSendConnection final : public SendConnection {
 
   Fabric& fabric_;
   MemFifo& fifo_;
+  int self_;
   int peer_;
   uint32_t slots_;
   uint32_t posted_ = 0;

@@ -182,19 +182,36 @@ std::unique_ptr<Transport> connect(const TransportSetup& setup) {
 MemTransport::MemTransport(std::shared_ptr<Fabric> fabric, int rank, std::vector<int> peers)
     : fabric_(std::move(fabric)), rank_(rank) {
   if (fabric_ == nullptr) return;  // a rank with no peer here, which took part in the setup round
-  if (peers.empty())
-    for (int peer = 0; peer < fabric_->nranks(); ++peer)
-      if (peer != rank) peers.push_back(peer);
-  send_.resize(static_cast<size_t>(kChannels) * fabric_->nranks());
-  recv_.resize(send_.size());
-  for (int c = 0; c < kChannels; ++c) {
-    const Channel channel = static_cast<Channel>(c);
-    for (int peer : peers) {
-      send_[index(peer, channel)] = std::make_unique<MemSendConnection>(*fabric_, rank, peer, channel);
-      recv_[index(peer, channel)] = std::make_unique<MemRecvConnection>(*fabric_, rank, peer, channel);
-    }
-  }
+  connects_.assign(static_cast<size_t>(fabric_->nranks()), peers.empty());
+  for (int peer : peers) connects_[peer] = true;
+  connects_[rank] = false;
   if (fabric_->faults().singleCopy) peerMemory_ = std::make_unique<SameProcessMemory>();
+}
+
+void MemTransport::checkConnects(int peer) const {
+  if (peer < 0 || peer >= static_cast<int>(connects_.size()) || !connects_[peer])
+    fail(loomInternalError,
+         "rank " + std::to_string(rank_) + " has no in-memory connection to rank " + std::to_string(peer));
+}
+
+SendConnection& MemTransport::sendTo(int peer, Channel channel) {
+  std::lock_guard<std::mutex> lock(connectionsMutex_);
+  std::unique_ptr<SendConnection>& connection = send_[index(peer, channel)];
+  if (connection == nullptr) {
+    checkConnects(peer);
+    connection = std::make_unique<MemSendConnection>(*fabric_, rank_, peer, channel);
+  }
+  return *connection;
+}
+
+RecvConnection& MemTransport::recvFrom(int peer, Channel channel) {
+  std::lock_guard<std::mutex> lock(connectionsMutex_);
+  std::unique_ptr<RecvConnection>& connection = recv_[index(peer, channel)];
+  if (connection == nullptr) {
+    checkConnects(peer);
+    connection = std::make_unique<MemRecvConnection>(*fabric_, rank_, peer, channel);
+  }
+  return *connection;
 }
 
 MemTransport::~MemTransport() {

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "transport/mem/mem_fabric.h"
@@ -33,8 +35,9 @@ class MemTransport final : public Transport {
   // As the process of a rank that exits: its peers are told it left.
   ~MemTransport() override;
 
-  SendConnection& sendTo(int peer, Channel channel) override { return *send_[index(peer, channel)]; }
-  RecvConnection& recvFrom(int peer, Channel channel) override { return *recv_[index(peer, channel)]; }
+  // Made on first use (a schedule on thousands of ranks touches few pairs).
+  SendConnection& sendTo(int peer, Channel channel) override;
+  RecvConnection& recvFrom(int peer, Channel channel) override;
   Doorbell* doorbell() override { return &fabric_->board(rank_).doorbell; }
   void announceCollectiveStarted(const CollectiveCall& call) override;
   int64_t collectivesStartedBy(int peer) const override;
@@ -49,11 +52,15 @@ class MemTransport final : public Transport {
   size_t index(int peer, Channel channel) const {
     return static_cast<size_t>(channel) * fabric_->nranks() + static_cast<size_t>(peer);
   }
+  // Throws unless `peer` is one this transport connects.
+  void checkConnects(int peer) const;
 
   std::shared_ptr<Fabric> fabric_;
   int rank_;
-  std::vector<std::unique_ptr<SendConnection>> send_;  // by index(peer, channel)
-  std::vector<std::unique_ptr<RecvConnection>> recv_;
+  std::vector<bool> connects_;   // by rank
+  std::mutex connectionsMutex_;  // a connection is made by whichever thread drives the engine then
+  std::unordered_map<size_t, std::unique_ptr<SendConnection>> send_;  // by index(peer, channel)
+  std::unordered_map<size_t, std::unique_ptr<RecvConnection>> recv_;
   std::unique_ptr<PeerMemory> peerMemory_;
 };
 

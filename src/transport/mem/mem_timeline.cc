@@ -1,0 +1,56 @@
+#include "transport/mem/mem_timeline.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "base/error.h"
+
+namespace loom::mem {
+
+Timeline::Timeline(TimelineModel model) : model_(std::move(model)), clocks_(model_.hostOf.size(), 0.0) {
+  if (model_.local.bytesPerUs <= 0 || model_.network.bytesPerUs <= 0 || model_.local.latencyUs < 0 ||
+      model_.network.latencyUs < 0 || model_.local.messageUs < 0 || model_.network.messageUs < 0)
+    fail(loomInvalidArgument, "a timeline needs positive bandwidths and latencies of at least zero");
+  int hosts = 0;
+  for (int host : model_.hostOf) {
+    if (host < 0) fail(loomInvalidArgument, "a timeline's host numbers start at 0, not " + std::to_string(host));
+    hosts = std::max(hosts, host + 1);
+  }
+  linkFreeAtUs_.assign(static_cast<size_t>(hosts), 0.0);
+}
+
+double Timeline::post(int from, int to, size_t bytes, double freedUs) {
+  double& clock = clocks_[from];
+  clock = std::max(clock, freedUs) + copyUs(bytes);
+  const int host = model_.hostOf[from];
+  if (host == model_.hostOf[to]) {
+    ++local_.messages;
+    local_.bytes += bytes;
+    return clock + model_.local.latencyUs;
+  }
+  ++network_.messages;
+  network_.bytes += bytes;
+  double& linkFree = linkFreeAtUs_[host];
+  linkFree = std::max(linkFree, clock) + static_cast<double>(bytes) / model_.network.bytesPerUs;
+  return linkFree + model_.network.latencyUs;
+}
+
+double Timeline::released(int rank, int from, size_t bytes) {
+  const LinkTimes& link = model_.hostOf[rank] == model_.hostOf[from] ? model_.local : model_.network;
+  clocks_[rank] += copyUs(bytes) + link.messageUs;
+  return clocks_[rank];
+}
+
+double Timeline::latestUs() const {
+  return clocks_.empty() ? 0.0 : *std::max_element(clocks_.begin(), clocks_.end());
+}
+
+void Timeline::reset() {
+  std::fill(clocks_.begin(), clocks_.end(), 0.0);
+  std::fill(linkFreeAtUs_.begin(), linkFreeAtUs_.end(), 0.0);
+  local_ = {};
+  network_ = {};
+}
+
+}  // namespace loom::mem

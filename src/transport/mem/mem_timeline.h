@@ -1,0 +1,81 @@
+// Virtual time for the in-memory fabric, when one thread drives all of its
+// ranks (the schedule simulator, simulate/): each rank keeps a clock, and
+// every message is stamped with when it would arrive over the link between
+// its ranks, so the latest clock after a call is the call's predicted time
+// on a machine the process does not have. A latency/bandwidth (alpha/beta)
+// model per link class:
+//
+// - every message costs its sender a copy into the slot and its receiver a
+//   copy (or a reduction) out of it, each half of one rank's stream through
+//   shared memory, so a rank that relays messages moves at that stream,
+//   and its receiver the link's cost of taking one more message in (its
+//   system calls, its polls), so a rank that many send to pays for each;
+// - between ranks of one host it arrives one latency after the copy in;
+// - between hosts it then queues on its sending host's network link, which
+//   all that host's ranks share, and arrives one latency after it has been
+//   through;
+// - a sender that finds its slots full waits until the receiver frees one.
+//
+// Nothing is modelled of contention on a receiving host's link or inside a
+// host; messages queue on a network link in the order the driver posts them,
+// which follows the schedules' steps but not strictly their times.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace loom::mem {
+
+struct LinkTimes {
+  double latencyUs = 0;   // from a post to its receiver seeing it
+  double bytesPerUs = 0;  // one rank's stream (shared memory), or one host's link (network)
+  double messageUs = 0;   // what taking one message in costs its receiver
+};
+
+struct TimelineModel {
+  std::vector<int> hostOf;  // by rank
+  LinkTimes local;          // between ranks of one host
+  LinkTimes network;        // between hosts
+};
+
+// Messages and bytes that crossed one class of link.
+struct LinkTraffic {
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+};
+
+class Timeline {
+ public:
+  explicit Timeline(TimelineModel model);
+
+  // Rank `from` posts `bytes` to `to` in a slot its receiver freed at
+  // `freedUs`: the sender's clock moves past its copy, and the message's
+  // arrival is returned.
+  double post(int from, int to, size_t bytes, double freedUs);
+  // Rank `rank` took a message that arrives at `atUs`.
+  void arrived(int rank, double atUs) {
+    if (clocks_[rank] < atUs) clocks_[rank] = atUs;
+  }
+  // Rank `rank` is done with a message of `bytes` from `from`: returns when
+  // its slot is free.
+  double released(int rank, int from, size_t bytes);
+
+  double clockUs(int rank) const { return clocks_[rank]; }
+  double latestUs() const;
+  const LinkTraffic& local() const { return local_; }
+  const LinkTraffic& network() const { return network_; }
+  // Every clock, link queue and count back to zero, for the next call.
+  void reset();
+
+ private:
+  double copyUs(size_t bytes) const { return static_cast<double>(bytes) / (2 * model_.local.bytesPerUs); }
+
+  TimelineModel model_;
+  std::vector<double> clocks_;        // by rank
+  std::vector<double> linkFreeAtUs_;  // by host: when its network link has sent everything queued
+  LinkTraffic local_;
+  LinkTraffic network_;
+};
+
+}  // namespace loom::mem

@@ -1,0 +1,225 @@
+// The schedule simulator (tools/simulate/): every collective and algorithm
+// on virtual ranks of one thread, each rank's result checked exactly by the
+// simulator (it throws on the first wrong element), on one host, on even
+// and uneven hosts, at rank counts the threads' tests cannot reach; the
+// messages it counts per link class against what each schedule must send;
+// its timeline against a hand computation; and what a stuck or mismatched
+// schedule reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "collectives/collectives.h"
+#include "simulate/simulation.h"
+#include "simulate/virtual_ranks.h"
+#include "transport/mem/mem_timeline.h"
+
+namespace loom::test {
+// Named, as the unity build compiles this file with others of the folder.
+namespace simulator {
+
+using simulate::SimulatedPoint;
+using simulate::SimulationLayout;
+
+// `counts[h]` ranks on host h, numbered host by host.
+SimulationLayout layoutOf(const std::vector<int>& counts, size_t slotBytes = 4096) {
+  SimulationLayout layout;
+  for (size_t h = 0; h < counts.size(); ++h)
+    for (int i = 0; i < counts[h]; ++i) layout.hostOf.push_back(static_cast<int>(h));
+  layout.shape = {4, slotBytes};
+  return layout;
+}
+
+std::string describe(TunedCollective c, TunedAlgorithm a, int p, size_t bytes) {
+  return std::string(collectiveName(c)) + " " + (a == TunedAlgorithm::kCount ? "auto" : algorithmName(a)) + " on " +
+         std::to_string(p) + " ranks, " + std::to_string(bytes) + " B";
+}
+
+// Every algorithm (and the automatic choice) of every simulated collective
+// on `layout`, at sizes from one element per rank to several slots each;
+// true where the algorithm asked for ran (it may not apply to the layout).
+void everyAlgorithmIsExact(const SimulationLayout& layout, const std::vector<size_t>& sizes) {
+  const int p = static_cast<int>(layout.hostOf.size());
+  for (TunedCollective c : simulate::simulatedCollectives()) {
+    std::vector<TunedAlgorithm> algorithms = simulate::simulatedAlgorithms(c);
+    algorithms.push_back(TunedAlgorithm::kCount);
+    for (TunedAlgorithm a : algorithms)
+      for (size_t bytes : sizes) {
+        SimulatedPoint point;
+        try {
+          point = simulate::simulatePoint(layout, c, a, bytes);
+        } catch (const Error& e) {
+          ADD_FAILURE() << describe(c, a, p, bytes) << ": " << e.what();
+          continue;
+        }
+        EXPECT_FALSE(point.ran.empty()) << describe(c, a, p, bytes);
+        if (p > 1 && point.bytes > 0) {
+          EXPECT_GT(point.predictedUs, 0) << describe(c, a, p, bytes);
+        }
+      }
+  }
+}
+
+class OneHostTest : public testing::TestWithParam<int> {};
+
+TEST_P(OneHostTest, EveryAlgorithmOfEveryCollectiveIsExact) {
+  const int p = GetParam();
+  // One element a rank, an odd count across a few 4 KiB slots, and many slots.
+  everyAlgorithmIsExact(layoutOf({p}), {4 * static_cast<size_t>(p), 4 * 1001 * static_cast<size_t>(p), 96 * 1024});
+}
+
+std::vector<int> oneHostCounts() {
+  std::vector<int> counts;
+  for (int n = 1; n <= 17; ++n) counts.push_back(n);
+  for (int n : {24, 32, 64, 100}) counts.push_back(n);
+  return counts;
+}
+INSTANTIATE_TEST_SUITE_P(Ranks, OneHostTest, testing::ValuesIn(oneHostCounts()));
+
+class HostsTest : public testing::TestWithParam<std::vector<int>> {};
+
+TEST_P(HostsTest, EveryAlgorithmOfEveryCollectiveIsExact) {
+  int p = 0;
+  for (int n : GetParam()) p += n;
+  everyAlgorithmIsExact(layoutOf(GetParam()), {4 * static_cast<size_t>(p), 4 * 777 * static_cast<size_t>(p)});
+}
+
+std::string hostsName(const testing::TestParamInfo<std::vector<int>>& info) {
+  std::string name;
+  for (int n : info.param) name += (name.empty() ? "" : "x") + std::to_string(n);
+  return name;
+}
+INSTANTIATE_TEST_SUITE_P(Layouts, HostsTest,
+                         testing::Values(std::vector<int>{2, 2}, std::vector<int>{4, 4}, std::vector<int>{3, 2, 4},
+                                         std::vector<int>{1, 3}, std::vector<int>{8, 8, 8, 8}),
+                         hostsName);
+
+// The point the tool's --simulate promises: 1024 ranks, every AllReduce
+// algorithm, exact, with tree and halving/doubling latency growing with
+// log P and the ring's with P.
+TEST(SimulatorTest, AllReduceOn1024RanksIsExactAndScalesAsEachScheduleMust) {
+  const std::vector<TunedAlgorithm> algorithms = {TunedAlgorithm::kRing, TunedAlgorithm::kTree,
+                                                  TunedAlgorithm::kHalvingDoubling};
+  std::vector<std::vector<double>> us(algorithms.size());
+  for (int p : {256, 512, 1024}) {
+    for (size_t a = 0; a < algorithms.size(); ++a) {
+      const SimulatedPoint point =
+          simulate::simulatePoint(layoutOf({p}), TunedCollective::kAllReduce, algorithms[a], 8);
+      EXPECT_EQ(point.ran, algorithmName(algorithms[a]));
+      us[a].push_back(point.predictedUs);
+    }
+  }
+  // Doubling the ranks doubles a ring's steps, and adds a step or two to the others.
+  for (size_t i = 1; i < us[0].size(); ++i) {
+    EXPECT_NEAR(us[0][i] / us[0][i - 1], 2.0, 0.05) << "ring";
+    EXPECT_LT(us[1][i] - us[1][i - 1], 0.2 * us[1][i - 1]) << "tree";
+    EXPECT_LT(us[2][i] - us[2][i - 1], 0.2 * us[2][i - 1]) << "halvingdoubling";
+  }
+  EXPECT_LT(us[1].back() * 20, us[0].back());
+  EXPECT_LT(us[2].back() * 20, us[0].back());
+}
+
+// A ring AllReduce whose every block fits one slot sends one message a step,
+// 2 (P - 1) steps per rank; across hosts the ring crosses each boundary
+// once each way around, so two of its P links are network links (and the
+// rest local).
+TEST(SimulatorTest, CountsTheRingsMessagesPerLinkClass) {
+  for (const std::vector<int>& hosts : {std::vector<int>{6}, std::vector<int>{3, 3}, std::vector<int>{2, 2, 2}}) {
+    const int p = 6;
+    const SimulatedPoint point =
+        simulate::simulatePoint(layoutOf(hosts), TunedCollective::kAllReduce, TunedAlgorithm::kRing, 4 * 6 * 100);
+    const uint64_t perLink = 2 * (p - 1);
+    const uint64_t crossings = hosts.size() == 1 ? 0 : hosts.size();
+    EXPECT_EQ(point.network.messages, crossings * perLink) << hosts.size() << " hosts";
+    EXPECT_EQ(point.local.messages, (p - crossings) * perLink) << hosts.size() << " hosts";
+    EXPECT_EQ(point.local.bytes + point.network.bytes, static_cast<uint64_t>(p) * perLink * 100 * 4);
+  }
+}
+
+// Two ranks on two hosts, one message of 1000 bytes each way: copy in,
+// the host link, its latency, the copy out, by hand.
+TEST(SimulatorTest, TimelineAddsCopiesLinkTimeAndLatency) {
+  mem::TimelineModel model;
+  model.hostOf = {0, 1, 1};
+  model.local = {0.5, 1000};  // 1000 B/us a rank's stream: 0.5 us per 1000 B copy
+  model.network = {10, 100};  // 10 us per 1000 B on the link
+  mem::Timeline timeline(model);
+  const double arrives = timeline.post(0, 1, 1000, 0);
+  EXPECT_DOUBLE_EQ(arrives, 0.5 + 10 + 10);
+  // A second message from host 0, copied in by 1.0 us, queues behind the
+  // first on its link (free at 10.5 us).
+  EXPECT_DOUBLE_EQ(timeline.post(0, 2, 1000, 0), 10.5 + 10 + 10);
+  timeline.arrived(1, arrives);
+  EXPECT_DOUBLE_EQ(timeline.released(1, 0, 1000), arrives + 0.5);
+  // Within host 1: the copy and the local latency.
+  EXPECT_DOUBLE_EQ(timeline.post(1, 2, 1000, 0), arrives + 0.5 + 0.5 + 0.5);
+  EXPECT_EQ(timeline.network().messages, 2u);
+  EXPECT_EQ(timeline.local().messages, 1u);
+  // A sender waits for a slot its receiver freed later than its clock.
+  EXPECT_DOUBLE_EQ(timeline.post(2, 1, 0, 100), 100 + 0.5);
+}
+
+// Taking a message in costs its receiver the link's cost per message:
+// a rank that 3 peers send to pays it 3 times.
+TEST(SimulatorTest, TimelineChargesTheReceiverPerMessage) {
+  mem::TimelineModel model;
+  model.hostOf = {0, 1, 2, 3};
+  model.local = {0.5, 1000, 0.05};
+  model.network = {10, 100, 5};
+  mem::Timeline timeline(model);
+  for (int from = 1; from <= 3; ++from) {
+    timeline.arrived(0, timeline.post(from, 0, 0, 0));
+    timeline.released(0, from, 0);
+  }
+  EXPECT_DOUBLE_EQ(timeline.clockUs(0), 10 + 3 * 5);
+}
+
+Task<> everyRankReceivesFromTheNext(const Team& team, const CollectiveArgs& /*args*/, const WaitContext& wait) {
+  co_await team.recvFrom((team.rank + 1) % team.nranks).acquire(wait, 4);
+}
+
+TEST(SimulatorTest, NamesWhatEveryRankWaitsForWhenNoneCanMove) {
+  simulate::VirtualLayout layout;
+  layout.hostOf = {0, 0, 0};
+  simulate::VirtualRanks ranks(layout);
+  float buffer[3][1];
+  try {
+    ranks.run(OperationKind::kBarrier, everyRankReceivesFromTheNext, [&](int r) {
+      CollectiveArgs args;
+      args.recvbuf = buffer[r];
+      args.count = 1;
+      args.dtype = loomFloat32;
+      return args;
+    });
+    FAIL() << "a schedule that waits forever returned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 waits for rank 1 to send data"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 2 waits for rank 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SimulatorTest, RanksThatCallDifferentCountsFailWithTheirLabels) {
+  simulate::VirtualLayout layout;
+  layout.hostOf = {0, 0};
+  simulate::VirtualRanks ranks(layout);
+  std::vector<float> send(8, 1.0f), recv(8);
+  try {
+    ranks.run(OperationKind::kAllReduce, allReduce, [&](int r) {
+      CollectiveArgs args;
+      args.sendbuf = send.data();
+      args.recvbuf = recv.data();
+      args.count = r == 0 ? 8 : 4;
+      args.dtype = loomFloat32;
+      return args;
+    });
+    FAIL() << "ranks that disagree on the count completed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("count"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace simulator
+}  // namespace loom::test

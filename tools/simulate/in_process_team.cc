@@ -1,0 +1,49 @@
+#include "simulate/in_process_team.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "base/error.h"
+#include "transport/registry.h"
+
+namespace loom::simulate {
+
+int inMemoryKind() {
+  const std::vector<TransportKind>& kinds = transportKinds();
+  for (size_t k = 0; k < kinds.size(); ++k)
+    if (std::string(kinds[k].name) == "mem") return static_cast<int>(k);
+  fail(loomInternalError, "this Loom has no in-memory transport kind");
+}
+
+Team inProcessTeam(int rank, int nranks, const std::vector<int>& hostOf, const std::vector<int>& ring,
+                   Connections* connections, PointToPointInboxes* inboxes, const Tuning& tuning) {
+  Team team;
+  team.rank = rank;
+  team.nranks = nranks;
+  team.members.resize(nranks);
+  std::iota(team.members.begin(), team.members.end(), 0);
+  team.places.resize(nranks);
+  team.inboxes = inboxes;
+  std::vector<int> onHost;  // ranks seen so far, per host
+  for (int r = 0; r < nranks; ++r) {
+    const int host = hostOf.empty() ? 0 : hostOf[r];
+    if (host >= static_cast<int>(onHost.size())) onHost.resize(host + 1, 0);
+    team.places[r].host = host;
+    team.places[r].localIndex = onHost[host]++;
+  }
+  team.hosts = static_cast<int>(onHost.size());
+  team.mostRanksOnAHost = *std::max_element(onHost.begin(), onHost.end());
+  const bool even = team.hosts >= 2 && onHost[0] >= 2 &&
+                    std::all_of(onHost.begin(), onHost.end(), [&](int n) { return n == onHost[0]; });
+  team.ranksPerHost = even ? onHost[0] : 0;
+  team.ring = ring.empty() ? team.members : ring;
+  team.ringPosition = static_cast<int>(std::find(team.ring.begin(), team.ring.end(), rank) - team.ring.begin());
+  team.connections = connections;
+  team.slotBytes = connections->slotBytesAmong(team.members);
+  team.tuning = tuning;
+  team.keepSubTeams();
+  return team;
+}
+
+}  // namespace loom::simulate
