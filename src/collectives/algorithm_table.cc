@@ -41,6 +41,8 @@ const AlgorithmRow kRows[] = {
      "through one leader per host, which alone crosses the network"},
     {TunedAlgorithm::kDissemination, "dissemination", kBarrier,
      "log2(P) rounds, each rank signalling the rank 2^k ahead on the ring"},
+    {TunedAlgorithm::kBinomial, "binomial", kBroadcast | kReduce,
+     "a binomial tree over the ring order: each round every rank that has the data passes it on once"},
 };
 static_assert(sizeof(kRows) / sizeof(kRows[0]) == kTunedAlgorithms, "one row per algorithm");
 

@@ -21,6 +21,7 @@ enum class TunedAlgorithm {
   kHierarchical,
   kHostLeaders,
   kDissemination,
+  kBinomial,  // Broadcast and Reduce in ceil(log2 P) rounds
   kCount
 };
 

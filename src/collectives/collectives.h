@@ -40,6 +40,8 @@ Task<> chainBroadcast(const Team& team, const CollectiveArgs& args, const WaitCo
 Task<> chainReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> treeBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> treeReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> binomialBroadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
+Task<> binomialReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> pairwiseAllToAll(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 // AllToAllv's counts and displacements, in elements, one per team index.
 struct VariableBlocks {

@@ -150,8 +150,10 @@ TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, siz
 TunedAlgorithm planBroadcastOrReduce(TunedCollective collective, const PlanInputs& in, const Tuning& tuning,
                                      size_t bytes) {
   const Allowed allowed(tuning, collective);
-  const bool tree = in.shape.nranks >= 3 && allowed.may(TunedAlgorithm::kTree) &&
-                    (allowed.alone(TunedAlgorithm::kTree) || bytes <= tuning.treeMaxBytes);
+  if (in.shape.nranks < 3) return TunedAlgorithm::kRing;  // every tree of two ranks is the chain
+  if (allowed.alone(TunedAlgorithm::kBinomial)) return TunedAlgorithm::kBinomial;
+  const bool tree =
+      allowed.may(TunedAlgorithm::kTree) && (allowed.alone(TunedAlgorithm::kTree) || bytes <= tuning.treeMaxBytes);
   return tree ? TunedAlgorithm::kTree : TunedAlgorithm::kRing;
 }
 

@@ -115,10 +115,11 @@ Task<> broadcast(const Team& team, const CollectiveArgs& args, const WaitContext
   const TunedAlgorithm algorithm =
       planBroadcastOrReduce(TunedCollective::kBroadcast, planInputsOf(team), team.tuning, bytes);
   noteAlgorithm(team, wait, TunedCollective::kBroadcast, algorithm, bytes);
-  if (algorithm == TunedAlgorithm::kTree)
-    return treeBroadcast(team, args, wait);
-  else
-    return chainBroadcast(team, args, wait);
+  switch (algorithm) {
+    case TunedAlgorithm::kTree: return treeBroadcast(team, args, wait);
+    case TunedAlgorithm::kBinomial: return binomialBroadcast(team, args, wait);
+    default: return chainBroadcast(team, args, wait);
+  }
 }
 
 Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
@@ -126,10 +127,11 @@ Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& w
   const TunedAlgorithm algorithm =
       planBroadcastOrReduce(TunedCollective::kReduce, planInputsOf(team), team.tuning, bytes);
   noteAlgorithm(team, wait, TunedCollective::kReduce, algorithm, bytes);
-  if (algorithm == TunedAlgorithm::kTree)
-    return treeReduce(team, args, wait);
-  else
-    return chainReduce(team, args, wait);
+  switch (algorithm) {
+    case TunedAlgorithm::kTree: return treeReduce(team, args, wait);
+    case TunedAlgorithm::kBinomial: return binomialReduce(team, args, wait);
+    default: return chainReduce(team, args, wait);
+  }
 }
 
 Task<> barrier(const Team& team, const WaitContext& wait) {

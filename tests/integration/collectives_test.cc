@@ -326,6 +326,14 @@ TEST_P(CollectivesTest, TreeBroadcastAndReduceAtEverySize) {
   });
 }
 
+TEST_P(CollectivesTest, BinomialBroadcastAndReduceAtEverySize) {
+  ScopedEnv force("LOOM_ALGO", "binomial");
+  runRanks(mode(), nranks(), [](const RankContext& ctx) {
+    checkBroadcast(ctx);
+    checkReduce(ctx);
+  });
+}
+
 TEST_P(CollectivesTest, ChainBroadcastAndReduceAtEverySize) {
   ScopedEnv chainsOnly("LOOM_TREE_MAX_BYTES", "0");
   runRanks(mode(), nranks(), [](const RankContext& ctx) {

@@ -78,7 +78,9 @@ TEST(AlgorithmTableTest, ACaretAllowsAllButTheNamed) {
   EXPECT_FALSE(filter.allows(C::kAllReduce, A::kAllPairs));
   EXPECT_TRUE(filter.allows(C::kAllReduce, A::kRing));
   EXPECT_TRUE(filter.allows(C::kAllReduce, A::kHalvingDoubling));
-  EXPECT_TRUE(filter.onlyAllows(C::kBroadcast, A::kRing));
+  EXPECT_FALSE(filter.allows(C::kBroadcast, A::kTree));
+  EXPECT_TRUE(filter.allows(C::kBroadcast, A::kRing));
+  EXPECT_TRUE(filter.allows(C::kBroadcast, A::kBinomial));
   EXPECT_FALSE(filter.allows(C::kBarrier, A::kAllPairs));
   EXPECT_TRUE(filter.allows(C::kBarrier, A::kRing));
   EXPECT_TRUE(filter.allows(C::kBarrier, A::kDissemination));
@@ -87,7 +89,7 @@ TEST(AlgorithmTableTest, ACaretAllowsAllButTheNamed) {
 }
 
 TEST(AlgorithmTableTest, EntriesPerCollectiveOverrideTheFirst) {
-  const AlgorithmFilter filter = AlgorithmFilter::parse("ring;allreduce:tree,halvingdoubling;BROADCAST:^ring");
+  const AlgorithmFilter filter = AlgorithmFilter::parse("ring;allreduce:tree,halvingdoubling;BROADCAST:^ring,binomial");
   EXPECT_TRUE(filter.allows(C::kAllReduce, A::kTree));
   EXPECT_TRUE(filter.allows(C::kAllReduce, A::kHalvingDoubling));
   EXPECT_FALSE(filter.allows(C::kAllReduce, A::kRing));

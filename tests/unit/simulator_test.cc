@@ -15,6 +15,7 @@
 #include "collectives/collectives.h"
 #include "simulate/simulation.h"
 #include "simulate/virtual_ranks.h"
+#include "transport/mem/mem_fabric.h"
 #include "transport/mem/mem_timeline.h"
 
 namespace loom::test {
@@ -139,8 +140,8 @@ TEST(SimulatorTest, CountsTheRingsMessagesPerLinkClass) {
   }
 }
 
-// Two ranks on two hosts, one message of 1000 bytes each way: copy in,
-// the host link, its latency, the copy out, by hand.
+// Three ranks on two hosts, messages of 1000 bytes: the copy in, the
+// sending host's link, its latency, the copy out, by hand.
 TEST(SimulatorTest, TimelineAddsCopiesLinkTimeAndLatency) {
   mem::TimelineModel model;
   model.hostOf = {0, 1, 1};
@@ -199,6 +200,34 @@ TEST(SimulatorTest, NamesWhatEveryRankWaitsForWhenNoneCanMove) {
     EXPECT_NE(std::string(e.what()).find("rank 0 waits for rank 1 to send data"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("rank 2 waits for rank 0"), std::string::npos) << e.what();
   }
+  // Their connections are out of step now: another run refuses, saying why.
+  try {
+    ranks.run(OperationKind::kBarrier, everyRankReceivesFromTheNext, [&](int r) {
+      CollectiveArgs args;
+      args.recvbuf = buffer[r];
+      return args;
+    });
+    FAIL() << "ranks that failed ran again";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a run before failed"), std::string::npos) << e.what();
+  }
+}
+
+// All-pairs on 64 ranks puts 4032 messages in flight at once: under a
+// limit of 1000 the simulation stops with a sentence, not an allocation
+// the machine cannot make.
+TEST(SimulatorTest, AScheduleTooLargeForItsBudgetStopsWithASentence) {
+  SimulationLayout layout = layoutOf({64});
+  layout.memoryBudget = 1000 * 4096;
+  try {
+    simulate::simulatePoint(layout, TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, 8);
+    FAIL() << "4032 messages in flight fit a budget of 1000";
+  } catch (const mem::BufferLimitReached& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 1000 messages would be in flight at once"), std::string::npos)
+        << e.what();
+  }
+  // The ring holds two at a time: it runs in the same budget.
+  EXPECT_EQ(simulate::simulatePoint(layout, TunedCollective::kAllReduce, TunedAlgorithm::kRing, 8).ran, "ring");
 }
 
 TEST(SimulatorTest, RanksThatCallDifferentCountsFailWithTheirLabels) {

@@ -9,6 +9,8 @@
 
 #include <vector>
 
+#include "collectives/binomial.h"
+
 namespace loom {
 namespace {
 
@@ -62,6 +64,56 @@ TEST(TreeLinks, EightNodesAsDocumented) {
   EXPECT_EQ(treeLinks(8, 3).parent, 2);
   EXPECT_EQ(treeLinks(8, 7).parent, 5);
   EXPECT_EQ(treeLinks(8, 7).childCount, 0);
+}
+
+int ceilLog2(int n) {
+  int k = 0;
+  while ((1 << k) < n) ++k;
+  return k;
+}
+
+// The binomial tree of binomial.h, up to 300 nodes: one root, parents that
+// list their children once, every node reached, children by subtree size
+// (largest first), and a Broadcast that reaches every node in ceil(log2 n)
+// rounds when each node sends one message a round, in its children's order.
+TEST(BinomialLinks, ReachesEveryNodeInCeilLog2Rounds) {
+  for (int n = 1; n <= 300; ++n) {
+    std::vector<BinomialLinks> links;
+    for (int i = 0; i < n; ++i) links.push_back(binomialLinks(n, i));
+    EXPECT_EQ(links[0].parent, -1);
+    std::vector<int> round(n, -1);  // when each node has the data
+    round[0] = 0;
+    for (int i = 0; i < n; ++i) {
+      ASSERT_GE(round[i], 0) << "n " << n << ": node " << i << " reached after a node above it";
+      for (int c = 0; c < links[i].childCount; ++c) {
+        const int child = links[i].children[c];
+        ASSERT_GT(child, i);
+        ASSERT_LT(child, n);
+        EXPECT_EQ(links[child].parent, i) << "n " << n << " child " << child;
+        EXPECT_EQ(round[child], -1) << "n " << n << ": node " << child << " listed twice";
+        round[child] = round[i] + c + 1;
+        if (c > 0) EXPECT_GT(links[i].children[c - 1], child) << "largest subtree first";
+      }
+    }
+    int last = 0;
+    for (int i = 0; i < n; ++i) {
+      ASSERT_GE(round[i], 0) << "n " << n << ": node " << i << " unreached";
+      last = std::max(last, round[i]);
+    }
+    EXPECT_EQ(last, ceilLog2(n)) << "n " << n;
+  }
+}
+
+TEST(BinomialLinks, EightNodesAsDocumented) {
+  // 0 -> 4 2 1; 2 -> 3; 4 -> 6 5; 6 -> 7
+  const BinomialLinks root = binomialLinks(8, 0);
+  ASSERT_EQ(root.childCount, 3);
+  EXPECT_EQ(root.children[0], 4);
+  EXPECT_EQ(root.children[2], 1);
+  EXPECT_EQ(binomialLinks(8, 6).parent, 4);
+  EXPECT_EQ(binomialLinks(8, 6).children[0], 7);
+  EXPECT_EQ(binomialLinks(8, 5).parent, 4);
+  EXPECT_EQ(binomialLinks(8, 1).childCount, 0);
 }
 
 }  // namespace

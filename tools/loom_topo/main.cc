@@ -77,6 +77,8 @@ struct Options {
   std::vector<loom::TunedCollective> collectives{loom::TunedCollective::kAllReduce};
   std::vector<size_t> sizes{8, 64 << 10, 1 << 20};
   std::string plotTo;
+  bool sizesGiven = false;
+  bool collectivesGiven = false;
 };
 
 [[noreturn]] void usageError(const std::string& message) {
@@ -125,7 +127,8 @@ std::vector<size_t> parseSizes(const std::string& text) {
     }
     if (n == 0 || scale == 0 || n > (size_t{1} << 40) / scale)
       usageError("--sizes " + text + ": '" + item + "' is not a size from 1 byte to 1 TiB (8, 64K, 1M, 2G)");
-    sizes.push_back(static_cast<size_t>(n) * scale);
+    if (std::find(sizes.begin(), sizes.end(), static_cast<size_t>(n) * scale) == sizes.end())
+      sizes.push_back(static_cast<size_t>(n) * scale);
     if (comma == std::string::npos) return sizes;
     at = comma + 1;
   }
@@ -206,8 +209,10 @@ Options parse(int argc, char** argv) {
       o.ranksPerHostEach = static_cast<int>(n);
     } else if (a == "--sizes") {
       o.sizes = parseSizes(value());
+      o.sizesGiven = true;
     } else if (a == "--collectives") {
       o.collectives = parseCollectives(value());
+      o.collectivesGiven = true;
     } else if (a == "--plot") {
       o.plotTo = value();
       if (o.plotTo.empty()) usageError("--plot needs a file name");
@@ -223,12 +228,13 @@ Options parse(int argc, char** argv) {
         "--calibrate measures ranks of this host alone: leave out --plan, --xml, --json, --dot, --check and --hosts");
   if (o.plan && (o.format != "text" || o.check))
     usageError("--plan prints text alone: leave out --xml, --json, --dot and --check");
-  if (!o.simulate && (o.ranksPerHostEach > 0 || !o.plotTo.empty()))
-    usageError("--ranks-per-host and --plot go with --simulate");
+  if (!o.simulate && (o.ranksPerHostEach > 0 || !o.plotTo.empty() || o.sizesGiven || o.collectivesGiven))
+    usageError("--ranks-per-host, --sizes, --collectives and --plot go with --simulate");
   if (o.simulate) {
     if (o.plan || o.format != "text" || o.check || !o.calibrateTo.empty())
       usageError("--simulate prints text alone: leave out --plan, --calibrate, --xml, --json, --dot and --check");
     if (o.ranksPerHostEach > 0) {
+      if (o.ranksPerHost.empty()) usageError("--ranks-per-host R needs --hosts H, the number of hosts of R ranks each");
       if (o.ranksPerHost.size() != 1)
         usageError("with --ranks-per-host, --hosts gives the number of hosts (one number), not a list");
       o.ranksPerHost.assign(o.ranksPerHost[0], o.ranksPerHostEach);

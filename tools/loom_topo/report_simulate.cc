@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "loom_topo/report.h"
 #include "simulate/simulation.h"
+#include "transport/mem/mem_fabric.h"
 
 namespace loom::topo {
 namespace {
@@ -30,6 +31,13 @@ std::string sizeText(size_t bytes) {
   std::snprintf(text, sizeof(text), value == static_cast<double>(static_cast<uint64_t>(value)) ? "%.0f %s" : "%.1f %s",
                 value, kUnits[unit]);
   return text;
+}
+
+// A string in single quotes for gnuplot, which doubles a quote inside.
+std::string gnuplotString(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
 }
 
 std::string number(double value, const char* format) {
@@ -85,7 +93,7 @@ void printLine(std::ostream& os, const Line& line, int hosts) {
 
 // gnuplot draws one panel per size: predicted time against ranks, a line per algorithm.
 void plot(const std::string& png, const std::vector<TunedCollective>& collectives, const std::vector<size_t>& sizes,
-          const std::map<std::string, std::vector<Line>>& lines) {
+          const std::map<std::pair<TunedCollective, size_t>, std::vector<Line>>& lines) {
   char directory[] = "/tmp/loom-simulate-XXXXXX";
   if (mkdtemp(directory) == nullptr) fail(loomSystemError, "cannot make a temporary folder for the plot's data");
   const std::string data = std::string(directory) + "/points.dat";
@@ -94,26 +102,28 @@ void plot(const std::string& png, const std::vector<TunedCollective>& collective
   std::ofstream gp(script);
   const int panels = static_cast<int>(collectives.size() * sizes.size());
   gp << "set terminal pngcairo size 640," << 420 * panels << " font ',9'\n"
-     << "set output '" << png << "'\nset multiplot layout " << panels << ",1\n"
+     << "set output " << gnuplotString(png) << "\nset multiplot layout " << panels << ",1\n"
      << "set logscale xy 2\nset xlabel 'ranks'\nset ylabel 'predicted time (us)'\nset key left top\nset grid\n";
   int block = 0;
   for (TunedCollective c : collectives)
     for (size_t bytes : sizes) {
       const std::string key = std::string(collectiveName(c)) + " " + sizeText(bytes);
-      auto found = lines.find(key);
+      auto found = lines.find({c, bytes});
       if (found == lines.end()) continue;
       std::map<std::string, std::vector<const Line*>> byAlgorithm;
       for (const Line& line : found->second)
-        if (line.note.empty() && line.point.asked != "auto") byAlgorithm[line.point.asked].push_back(&line);
+        // A log scale has no place for a call that moved nothing (a size under a rank's element).
+        if (line.note.empty() && line.point.asked != "auto" && line.point.predictedUs > 0)
+          byAlgorithm[line.point.asked].push_back(&line);
       if (byAlgorithm.empty()) continue;
-      gp << "set title '" << key << "'\nplot ";
+      gp << "set title " << gnuplotString(key) << "\nplot ";
       bool first = true;
       for (const auto& [algorithm, points] : byAlgorithm) {
         out << "# " << key << " " << algorithm << "\n";
         for (const Line* line : points) out << line->point.nranks << " " << line->point.predictedUs << "\n";
         out << "\n\n";
-        gp << (first ? "" : ", ") << "'" << data << "' index " << block++ << " with linespoints title '" << algorithm
-           << "'";
+        gp << (first ? "" : ", ") << gnuplotString(data) << " index " << block++ << " with linespoints title "
+           << gnuplotString(algorithm);
         first = false;
       }
       gp << "\n";
@@ -121,16 +131,22 @@ void plot(const std::string& png, const std::vector<TunedCollective>& collective
   gp << "unset multiplot\n";
   out.close();
   gp.close();
-  const std::string command = "gnuplot '" + script + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) fail(loomSystemError, "cannot run gnuplot to draw " + png);
+  const bool written = !out.fail() && !gp.fail();
   std::string said;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) said += buffer;
-  const int status = pclose(pipe);
+  int status = -1;
+  if (written) {
+    const std::string command = "gnuplot " + gnuplotString(script) + " 2>&1";
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char buffer[256];
+      while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) said += buffer;
+      status = pclose(pipe);
+    }
+  }
   std::remove(data.c_str());
   std::remove(script.c_str());
   rmdir(directory);
+  if (!written) fail(loomSystemError, "cannot write the plot's data under " + std::string(directory));
+  if (status == -1) fail(loomSystemError, "cannot run gnuplot to draw " + png);
   if (status != 0)
     fail(loomSystemError, "gnuplot could not draw " + png +
                               (WIFEXITED(status) && WEXITSTATUS(status) == 127
@@ -148,6 +164,7 @@ void printSimulation(std::ostream& os, const SimulationRequest& request) {
   simulate::SimulationLayout base;
   base.shape = layoutSlots(layout, request.transports);
   base.tuning = config.tuning;
+  base.memoryBudget = kMemoryBudget;
   const CostConstants& costs = base.tuning.costs;
   os << total << " virtual ranks on " << layout.size() << (layout.size() == 1 ? " host" : " hosts")
      << ", simulated at 2, 4, 8, ... ranks (host by host); links: shared memory " << costs.sharedMemory.latencyUs
@@ -158,7 +175,7 @@ void printSimulation(std::ostream& os, const SimulationRequest& request) {
      << "; slots " << base.shape.slots << " x " << sizeText(base.shape.bytes) << "\n"
      << "Every rank's result is checked exactly. The time is the timeline's: copies in and out of slots at the\n"
         "shared-memory rate, each host's network link shared by its ranks, a latency per message.\n";
-  std::map<std::string, std::vector<Line>> lines;
+  std::map<std::pair<TunedCollective, size_t>, std::vector<Line>> lines;
   for (TunedCollective c : request.collectives) {
     std::vector<TunedAlgorithm> algorithms = simulate::simulatedAlgorithms(c);
     algorithms.push_back(TunedAlgorithm::kCount);  // auto
@@ -177,13 +194,17 @@ void printSimulation(std::ostream& os, const SimulationRequest& request) {
           if (need > kMemoryBudget) {
             line.note = "skipped: it needs " + sizeText(need) + " of memory here, over " + sizeText(kMemoryBudget);
           } else {
-            line.point = simulate::simulatePoint(at, c, a, bytes);
-            if (a != TunedAlgorithm::kCount && line.point.ran != algorithmName(a))
-              line.note = "does not apply here (runs " + line.point.ran + ")";
+            try {
+              line.point = simulate::simulatePoint(at, c, a, bytes);
+              if (a != TunedAlgorithm::kCount && line.point.ran != algorithmName(a))
+                line.note = "does not apply here (runs " + line.point.ran + ")";
+            } catch (const mem::BufferLimitReached& e) {
+              line.note = std::string("skipped: ") + e.what() + " (" + sizeText(kMemoryBudget) + " here)";
+            }
           }
           printLine(os, line, hostsIn(at.hostOf));
           os.flush();
-          lines[key].push_back(line);
+          lines[{c, bytes}].push_back(line);
         }
       }
     }

@@ -125,6 +125,9 @@ SimulatedPoint simulatePoint(const SimulationLayout& layout, TunedCollective col
   virtualLayout.timeline = mem::TimelineModel{{},
                                               {local.latencyUs, local.bytesPerUs, local.messageUs},
                                               {network.latencyUs, network.bytesPerUs, network.messageUs}};
+  // The messages in flight that fit the budget, at a page at least each.
+  const size_t perMessage = std::max<size_t>(4096, std::min(bytes, layout.shape.bytes));
+  virtualLayout.maxMessagesInFlight = std::max<size_t>(1, layout.memoryBudget / perMessage);
   VirtualRanks ranks(virtualLayout);
 
   std::vector<std::vector<float>> send(p), recv(p);

@@ -20,6 +20,9 @@ struct SimulationLayout {
   std::vector<int> hostOf;  // by rank, hosts numbered from 0 in rank order
   SlotShape shape{8, 128 * 1024};
   Tuning tuning;  // its cost constants give the links' latencies and bandwidths
+  // What the messages in flight may take (at a page at least each): past it
+  // a point throws mem::BufferLimitReached.
+  size_t memoryBudget = size_t{2} << 30;
 };
 
 struct SimulatedPoint {
@@ -43,7 +46,8 @@ std::vector<TunedAlgorithm> simulatedAlgorithms(TunedCollective collective);
 
 // Runs `collective` with `algorithm` alone allowed (kCount: the automatic
 // choice) on the layout's ranks at `bytes`, and checks every rank's result;
-// throws loom::Error naming the first rank and element that differ.
+// throws loom::Error naming the first rank and element that differ, and
+// mem::BufferLimitReached where its messages in flight pass the budget.
 SimulatedPoint simulatePoint(const SimulationLayout& layout, TunedCollective collective, TunedAlgorithm algorithm,
                              size_t bytes);
 

@@ -38,6 +38,8 @@ VirtualRanks::VirtualRanks(const VirtualLayout& layout) {
   // schedule reads a peer's buffer in place.
   faults.singleCopy = false;
   fabric_ = std::make_shared<mem::Fabric>(nranks, layout.shape, faults, std::move(timeline));
+  if (layout.maxMessagesInFlight != 0)
+    fabric_->limitBuffers(layout.maxMessagesInFlight, "the most these virtual ranks may hold");
   ranks_.reserve(nranks);
   for (int r = 0; r < nranks; ++r) {
     auto rank = std::make_unique<Rank>();
@@ -56,6 +58,21 @@ VirtualRanks::~VirtualRanks() {
 
 CollectiveRun VirtualRanks::run(OperationKind kind, Schedule schedule,
                                 const std::function<CollectiveArgs(int)>& argsOf) {
+  if (!unusable_.empty()) fail(loomInvalidUsage, "these virtual ranks cannot run again: " + unusable_);
+  unusable_ = timeline() != nullptr ? "their timeline holds the times of the run before" : "";
+  try {
+    return runEveryRank(kind, schedule, argsOf);
+  } catch (...) {
+    // Parked frames point at this call's arguments: they go now, and the
+    // connections they left out of step go unused.
+    for (auto& rank : ranks_) rank->task.reset();
+    unusable_ = "a run before failed";
+    throw;
+  }
+}
+
+CollectiveRun VirtualRanks::runEveryRank(OperationKind kind, Schedule schedule,
+                                         const std::function<CollectiveArgs(int)>& argsOf) {
   ++collectives_;
   const bool reduces =
       kind == OperationKind::kAllReduce || kind == OperationKind::kReduceScatter || kind == OperationKind::kReduce;

@@ -27,6 +27,10 @@ struct VirtualLayout {
   SlotShape shape{4, 64 * 1024};
   Tuning tuning;
   std::optional<mem::TimelineModel> timeline;  // its hostOf is this layout's
+  // At most this many messages in flight at once (0: no limit), so that a
+  // schedule too large for the machine fails with a sentence
+  // (mem::BufferLimitReached), not by running out of memory.
+  size_t maxMessagesInFlight = 0;
 };
 
 using Schedule = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&);
@@ -49,16 +53,20 @@ class VirtualRanks {
   // One collective on every rank, rank r with argsOf(r), each running
   // `schedule` (a schedule of its own, or the selection in plan.cc). Throws
   // loom::Error with the first rank's failure, or naming what every rank
-  // still waits for when none can move.
+  // still waits for when none can move. A run that threw leaves the ranks
+  // out of step: later runs refuse. With a timeline, the times are of one
+  // run: a second refuses too (make new ranks for the next call).
   CollectiveRun run(OperationKind kind, Schedule schedule, const std::function<CollectiveArgs(int)>& argsOf);
 
  private:
   struct Rank;
+  CollectiveRun runEveryRank(OperationKind kind, Schedule schedule, const std::function<CollectiveArgs(int)>& argsOf);
   std::string stuck() const;
 
   std::shared_ptr<mem::Fabric> fabric_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   uint64_t collectives_ = 0;
+  std::string unusable_;              // why no further run can go on; empty while one can
   std::atomic<bool> aborted_{false};  // never set: no rank is aborted
 };
 

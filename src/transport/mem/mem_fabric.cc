@@ -1,6 +1,7 @@
 #include "transport/mem/mem_fabric.h"
 
 #include <chrono>
+#include <string>
 
 namespace loom::mem {
 
@@ -66,6 +67,10 @@ std::unique_ptr<char[]> Fabric::takeBuffer() {
       spareBuffers_.pop_back();
       return buffer;
     }
+    if (bufferLimit_ != 0 && buffersMade_ >= bufferLimit_)
+      throw BufferLimitReached(loomSystemError, "more than " + std::to_string(bufferLimit_) +
+                                                    " messages would be in flight at once, " + bufferLimitWhat_);
+    ++buffersMade_;
   }
   return std::unique_ptr<char[]>(new char[shape_.bytes]);
 }

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "base/doorbell.h"
+#include "base/error.h"
 #include "transport/collective_call.h"
 #include "transport/mem/mem_timeline.h"
 #include "transport/message_label.h"
@@ -92,6 +93,12 @@ struct MemFifo {
   std::mt19937_64 random;
 };
 
+// takeBuffer would pass the limit set by limitBuffers.
+class BufferLimitReached : public Error {
+ public:
+  using Error::Error;
+};
+
 class Fabric {
  public:
   // `timeline`, if any, must be driven by one thread (mem_timeline.h).
@@ -107,7 +114,13 @@ class Fabric {
   // Made on first use; it stays where it is for the fabric's life.
   MemFifo& fifo(int from, int to, Channel channel);
   // A slot's buffer (shape().bytes), and its return once a message is read.
+  // Throws BufferLimitReached where more than the limit would be out at once.
   std::unique_ptr<char[]> takeBuffer();
+  // At most `buffers` slot buffers at once (0: no limit); `what` says why in the error.
+  void limitBuffers(size_t buffers, std::string what) {
+    bufferLimit_ = buffers;
+    bufferLimitWhat_ = std::move(what);
+  }
   void giveBack(std::unique_ptr<char[]> buffer);
   Timeline* timeline() { return timeline_.get(); }
   RankBoard& board(int rank) { return boards_[rank]; }
@@ -134,6 +147,9 @@ class Fabric {
   std::unordered_map<size_t, std::unique_ptr<MemFifo>> fifos_;  // by (channel, from, to)
   std::mutex buffersMutex_;
   std::vector<std::unique_ptr<char[]>> spareBuffers_;
+  size_t buffersMade_ = 0;
+  size_t bufferLimit_ = 0;
+  std::string bufferLimitWhat_;
 
   using Due = std::pair<int64_t, int>;  // (steady ns, receiver)
   std::mutex clockMutex_;
