@@ -151,10 +151,15 @@ TunedAlgorithm planBroadcastOrReduce(TunedCollective collective, const PlanInput
                                      size_t bytes) {
   const Allowed allowed(tuning, collective);
   if (in.shape.nranks < 3) return TunedAlgorithm::kRing;  // every tree of two ranks is the chain
-  if (allowed.alone(TunedAlgorithm::kBinomial)) return TunedAlgorithm::kBinomial;
-  const bool tree =
-      allowed.may(TunedAlgorithm::kTree) && (allowed.alone(TunedAlgorithm::kTree) || bytes <= tuning.treeMaxBytes);
-  return tree ? TunedAlgorithm::kTree : TunedAlgorithm::kRing;
+  for (TunedAlgorithm tree : {TunedAlgorithm::kBinomial, TunedAlgorithm::kTree})
+    if (allowed.alone(tree)) return tree;
+  // Up to the limit a tree: the binomial one, which crosses each host
+  // boundary once and sends one message a round; the binary one where
+  // LOOM_ALGO excludes it.
+  if (bytes <= tuning.treeMaxBytes)
+    for (TunedAlgorithm tree : {TunedAlgorithm::kBinomial, TunedAlgorithm::kTree})
+      if (allowed.may(tree)) return tree;
+  return TunedAlgorithm::kRing;
 }
 
 TunedAlgorithm planBarrier(const Tuning& tuning) {

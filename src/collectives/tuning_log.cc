@@ -55,6 +55,9 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
     case TunedAlgorithm::kTree:
       if (!rooted) return estimates(team, collective, bytes);
       return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
+             " ranks, and LOOM_ALGO excludes the binomial tree";
+    case TunedAlgorithm::kBinomial:
+      return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
              " ranks";
     case TunedAlgorithm::kHalvingDoubling:
     case TunedAlgorithm::kBruck: return estimates(team, collective, bytes);

@@ -158,8 +158,14 @@ TEST(PlanTest, LoomAlgoLimitsWhatTheModelWeighs) {
 
 TEST(PlanTest, BroadcastReduceAndBarrierKeepTheirRules) {
   const PlanInputs in = layout(1, 8);
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024), A::kBinomial);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning(), 8), A::kBinomial);
   EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024 + 1), A::kRing);
+  // Without the binomial tree, the binary one; either left alone runs at every size.
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning("^binomial"), 8), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("reduce:tree"), 1 << 20), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("binomial"), 1 << 20), A::kBinomial);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("^binomial,tree"), 8), A::kRing);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, layout(1, 2), tuning(), 8), A::kRing);  // two ranks: the chain
   EXPECT_EQ(planBarrier(tuning()), A::kAllPairs);
   EXPECT_EQ(planBarrier(tuning("barrier:dissemination")), A::kDissemination);
