@@ -140,6 +140,19 @@ TEST(SimulatorTest, CountsTheRingsMessagesPerLinkClass) {
   }
 }
 
+// The cross-host step of the AllReduce in steps is the cost model's choice
+// for one rank per host with every local index crossing at once: on 16
+// hosts of 4 a 16 KiB block each, a logarithmic or ring step sends at most
+// twice the blocks over the network, where all-pairs would send each block
+// to all 15 other hosts.
+TEST(SimulatorTest, TheHierarchicalCrossHostStepSendsNoBlockToEveryHost) {
+  const SimulatedPoint point = simulate::simulatePoint(layoutOf(std::vector<int>(16, 4)), TunedCollective::kAllReduce,
+                                                       TunedAlgorithm::kHierarchical, 64 * 1024);
+  EXPECT_EQ(point.ran, "hierarchical");
+  EXPECT_LE(point.network.bytes, 64u * 2 * 16 * 1024);
+  EXPECT_GT(point.network.bytes, 0u);
+}
+
 // Three ranks on two hosts, messages of 1000 bytes: the copy in, the
 // sending host's link, its latency, the copy out, by hand.
 TEST(SimulatorTest, TimelineAddsCopiesLinkTimeAndLatency) {
@@ -161,6 +174,19 @@ TEST(SimulatorTest, TimelineAddsCopiesLinkTimeAndLatency) {
   EXPECT_EQ(timeline.local().messages, 1u);
   // A sender waits for a slot its receiver freed later than its clock.
   EXPECT_DOUBLE_EQ(timeline.post(2, 1, 0, 100), 100 + 0.5);
+}
+
+// A host's link is a calendar: a message posted later but due earlier
+// takes a free stretch before those already booked, and one that does not
+// fit a gap waits for the first that it fits.
+TEST(SimulatorTest, TimelineBooksTheLinkByTimeNotByPostingOrder) {
+  mem::LinkCalendar link;
+  EXPECT_DOUBLE_EQ(link.reserve(100, 10), 110);  // [100, 110)
+  EXPECT_DOUBLE_EQ(link.reserve(0, 10), 10);     // [0, 10), before it
+  EXPECT_DOUBLE_EQ(link.reserve(5, 10), 20);     // [10, 20): after the first, in the gap
+  EXPECT_DOUBLE_EQ(link.reserve(15, 85), 195);   // [20, 100) is 80 long: after [100, 110)
+  EXPECT_DOUBLE_EQ(link.reserve(20, 80), 100);   // exactly the gap
+  EXPECT_DOUBLE_EQ(link.reserve(0, 1), 196);     // the link is busy from 0 to 195 now
 }
 
 // Taking a message in costs its receiver the link's cost per message:

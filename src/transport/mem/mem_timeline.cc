@@ -1,12 +1,41 @@
 #include "transport/mem/mem_timeline.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <utility>
 
 #include "base/error.h"
 
 namespace loom::mem {
+
+double LinkCalendar::reserve(double fromUs, double lengthUs) {
+  double start = fromUs;
+  auto next = busy_.upper_bound(start);
+  if (next != busy_.begin() && std::prev(next)->second > start) start = std::prev(next)->second;
+  while (next != busy_.end() && next->first < start + lengthUs) {
+    start = std::max(start, next->second);
+    ++next;
+  }
+  const double sent = start + lengthUs;
+  if (lengthUs <= 0) return sent;
+  double end = sent;
+  // Merge with the stretches it touches, so that a link busy without a gap
+  // stays one entry.
+  auto at = busy_.lower_bound(start);
+  if (at != busy_.begin() && std::prev(at)->second >= start) {
+    at = std::prev(at);
+    start = at->first;
+    end = std::max(end, at->second);
+    at = busy_.erase(at);
+  }
+  while (at != busy_.end() && at->first <= end) {
+    end = std::max(end, at->second);
+    at = busy_.erase(at);
+  }
+  busy_.emplace(start, end);
+  return sent;
+}
 
 Timeline::Timeline(TimelineModel model) : model_(std::move(model)), clocks_(model_.hostOf.size(), 0.0) {
   if (model_.local.bytesPerUs <= 0 || model_.network.bytesPerUs <= 0 || model_.local.latencyUs < 0 ||
@@ -17,7 +46,7 @@ Timeline::Timeline(TimelineModel model) : model_(std::move(model)), clocks_(mode
     if (host < 0) fail(loomInvalidArgument, "a timeline's host numbers start at 0, not " + std::to_string(host));
     hosts = std::max(hosts, host + 1);
   }
-  linkFreeAtUs_.assign(static_cast<size_t>(hosts), 0.0);
+  links_.assign(static_cast<size_t>(hosts), LinkCalendar());
 }
 
 double Timeline::post(int from, int to, size_t bytes, double freedUs) {
@@ -31,9 +60,8 @@ double Timeline::post(int from, int to, size_t bytes, double freedUs) {
   }
   ++network_.messages;
   network_.bytes += bytes;
-  double& linkFree = linkFreeAtUs_[host];
-  linkFree = std::max(linkFree, clock) + static_cast<double>(bytes) / model_.network.bytesPerUs;
-  return linkFree + model_.network.latencyUs;
+  const double sent = links_[host].reserve(clock, static_cast<double>(bytes) / model_.network.bytesPerUs);
+  return sent + model_.network.latencyUs;
 }
 
 double Timeline::released(int rank, int from, size_t bytes) {
@@ -48,7 +76,7 @@ double Timeline::latestUs() const {
 
 void Timeline::reset() {
   std::fill(clocks_.begin(), clocks_.end(), 0.0);
-  std::fill(linkFreeAtUs_.begin(), linkFreeAtUs_.end(), 0.0);
+  std::fill(links_.begin(), links_.end(), LinkCalendar());
   local_ = {};
   network_ = {};
 }

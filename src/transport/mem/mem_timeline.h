@@ -11,18 +11,20 @@
 //   and its receiver the link's cost of taking one more message in (its
 //   system calls, its polls), so a rank that many send to pays for each;
 // - between ranks of one host it arrives one latency after the copy in;
-// - between hosts it then queues on its sending host's network link, which
-//   all that host's ranks share, and arrives one latency after it has been
-//   through;
+// - between hosts it then takes the first free stretch of its sending
+//   host's network link (which all that host's ranks share) from when it
+//   was copied in, and arrives one latency after it has been through: the
+//   link is a calendar, so a message the driver posts late but that is due
+//   early still goes before those due after it;
 // - a sender that finds its slots full waits until the receiver frees one.
 //
 // Nothing is modelled of contention on a receiving host's link or inside a
-// host; messages queue on a network link in the order the driver posts them,
-// which follows the schedules' steps but not strictly their times.
+// host.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace loom::mem {
@@ -43,6 +45,16 @@ struct TimelineModel {
 struct LinkTraffic {
   uint64_t messages = 0;
   uint64_t bytes = 0;
+};
+
+// When a link is busy: disjoint stretches of time, touching ones merged.
+class LinkCalendar {
+ public:
+  // Takes the first free stretch of `lengthUs` from `fromUs` on; returns its end.
+  double reserve(double fromUs, double lengthUs);
+
+ private:
+  std::map<double, double> busy_;  // start -> end
 };
 
 class Timeline {
@@ -73,7 +85,7 @@ class Timeline {
 
   TimelineModel model_;
   std::vector<double> clocks_;        // by rank
-  std::vector<double> linkFreeAtUs_;  // by host: when its network link has sent everything queued
+  std::vector<LinkCalendar> links_;  // by host: its network link
   LinkTraffic local_;
   LinkTraffic network_;
 };
