@@ -35,7 +35,7 @@ expect_line '^GPU0 +X +PIX +PIX +PHB +PHB +PHB +SYS'
 expect_line '^GPU0 +0-17,36-53 +0 +mlx5_0 \(PIX, 12 GB/s\)'
 expect_line '^  rank order: 0 1 2 3 .*sockets 4x'
 expect_line '^  Loom ring:  0 2 1 3 .*sockets 2x'
-expect_line '^  Loom tree:  0 -> 2 3; 2 -> 1  \(root 0'
+expect_line '^  Loom tree:  0 -> 1 2; 1 -> 3  \(root 0'
 pass "tree, matrix, rings and the Broadcast/Reduce tree of the Pascal node"
 expect_line '^4 ranks on 1 host, LOOM_TRANSPORTS=\(unset: every transport\):'
 expect_line '^  within host0 \(ranks 0-3\): SHM$'

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "collectives/tree.h"
+#include "collectives/binomial.h"
 #include "loom_topo/report.h"
 #include "topology/paths.h"
 #include "topology/placement.h"
@@ -80,7 +80,8 @@ void printMatrix(std::ostream& os, const Topology& t) {
       int cpu = t.rootCpu(g);
       int nic = paths.nearestNic(g);
       Path p = nic < 0 ? Path{} : paths.path(g, nic);
-      std::string near = nic < 0 ? "none" : cat(t.nodes[nic].name, " (", pathClassName(p.cls), ", ", gbsString(p.bandwidthGBs), ")");
+      std::string near =
+          nic < 0 ? "none" : cat(t.nodes[nic].name, " (", pathClassName(p.cls), ", ", gbsString(p.bandwidthGBs), ")");
       os << padded(label(t, g), width) << padded(cpu >= 0 ? cpuListString(t.nodes[cpu].cpus) : "?", 16)
          << padded(cpu >= 0 ? std::to_string(t.nodes[cpu].numa) : "?", 6) << near << "\n";
     }
@@ -90,8 +91,9 @@ void printMatrix(std::ostream& os, const Topology& t) {
 
 namespace {
 
-// "0 -> 2 3; 2 -> 1": each parent and its children, the tree of
-// collectives/tree.h over the ring, rooted at rank 0.
+// "0 -> 2 1; 2 -> 3": each parent and its children, the binomial tree of
+// collectives/binomial.h (what Broadcast and Reduce of small messages run)
+// over the ring, rooted at rank 0.
 std::string treeString(const std::vector<int>& ring) {
   const int n = static_cast<int>(ring.size());
   int rootPosition = 0;
@@ -99,7 +101,7 @@ std::string treeString(const std::vector<int>& ring) {
   auto rankAt = [&](int index) { return ring[(rootPosition + index) % n]; };
   std::string text;
   for (int i = 0; i < n; ++i) {
-    const TreeLinks links = treeLinks(n, i);
+    const BinomialLinks links = binomialLinks(n, i);
     if (links.childCount == 0) continue;
     if (!text.empty()) text += "; ";
     text += std::to_string(rankAt(i));
