@@ -7,12 +7,14 @@
 // schedule reports.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "collectives/collectives.h"
+#include "collectives/cost_model.h"
 #include "simulate/simulation.h"
 #include "simulate/virtual_ranks.h"
 #include "transport/mem/mem_fabric.h"
@@ -153,6 +155,32 @@ TEST(SimulatorTest, TheHierarchicalCrossHostStepSendsNoBlockToEveryHost) {
   EXPECT_GT(point.network.bytes, 0u);
 }
 
+// The longest chain of messages each schedule waits through, counted by
+// the simulator, against the steps the cost model (cost_model.cc) charges
+// it: the model's step counts are the schedules' own.
+TEST(SimulatorTest, StepsAreTheCostModelsSteps) {
+  for (int p : {2, 3, 5, 8, 13, 16, 33, 64}) {
+    const size_t bytes = 4 * static_cast<size_t>(p) * 8;  // every rank's block non-empty, one slot
+    for (TunedAlgorithm a : {TunedAlgorithm::kRing, TunedAlgorithm::kHalvingDoubling}) {
+      const SimulatedPoint point = simulate::simulatePoint(layoutOf({p}), TunedCollective::kAllReduce, a, bytes);
+      EXPECT_EQ(point.steps, static_cast<uint32_t>(trafficOf(TunedCollective::kAllReduce, a, p, bytes).steps))
+          << algorithmName(a) << " on " << p << " ranks";
+    }
+    for (TunedAlgorithm a : {TunedAlgorithm::kRing, TunedAlgorithm::kBruck}) {
+      const SimulatedPoint point = simulate::simulatePoint(layoutOf({p}), TunedCollective::kAllGather, a, bytes);
+      EXPECT_EQ(point.steps, static_cast<uint32_t>(trafficOf(TunedCollective::kAllGather, a, p, bytes).steps))
+          << "AllGather " << algorithmName(a) << " on " << p << " ranks";
+    }
+    // A binomial Broadcast's chain to index v is v's set bits long (its
+    // rounds, ceil(log2 P), also count a parent's sends to its other children).
+    int deepest = 0;
+    for (int v = 1; v < p; ++v) deepest = std::max(deepest, __builtin_popcount(static_cast<unsigned>(v)));
+    const SimulatedPoint binomial =
+        simulate::simulatePoint(layoutOf({p}), TunedCollective::kBroadcast, TunedAlgorithm::kBinomial, bytes);
+    if (p >= 3) EXPECT_EQ(binomial.steps, static_cast<uint32_t>(deepest)) << "binomial Broadcast on " << p << " ranks";
+  }
+}
+
 // Three ranks on two hosts, messages of 1000 bytes: the copy in, the
 // sending host's link, its latency, the copy out, by hand.
 TEST(SimulatorTest, TimelineAddsCopiesLinkTimeAndLatency) {
@@ -161,19 +189,25 @@ TEST(SimulatorTest, TimelineAddsCopiesLinkTimeAndLatency) {
   model.local = {0.5, 1000};  // 1000 B/us a rank's stream: 0.5 us per 1000 B copy
   model.network = {10, 100};  // 10 us per 1000 B on the link
   mem::Timeline timeline(model);
-  const double arrives = timeline.post(0, 1, 1000, 0);
+  const mem::Timeline::Stamp first = timeline.post(0, 1, 1000, 0);
+  const double arrives = first.arrivesAtUs;
   EXPECT_DOUBLE_EQ(arrives, 0.5 + 10 + 10);
+  EXPECT_EQ(first.step, 1u);
   // A second message from host 0, copied in by 1.0 us, queues behind the
   // first on its link (free at 10.5 us).
-  EXPECT_DOUBLE_EQ(timeline.post(0, 2, 1000, 0), 10.5 + 10 + 10);
-  timeline.arrived(1, arrives);
+  EXPECT_DOUBLE_EQ(timeline.post(0, 2, 1000, 0).arrivesAtUs, 10.5 + 10 + 10);
+  timeline.arrived(1, first);
   EXPECT_DOUBLE_EQ(timeline.released(1, 0, 1000), arrives + 0.5);
   // Within host 1: the copy and the local latency.
-  EXPECT_DOUBLE_EQ(timeline.post(1, 2, 1000, 0), arrives + 0.5 + 0.5 + 0.5);
+  // A message sent after taking one in is a step deeper.
+  const mem::Timeline::Stamp relayed = timeline.post(1, 2, 1000, 0);
+  EXPECT_DOUBLE_EQ(relayed.arrivesAtUs, arrives + 0.5 + 0.5 + 0.5);
+  EXPECT_EQ(relayed.step, 2u);
   EXPECT_EQ(timeline.network().messages, 2u);
   EXPECT_EQ(timeline.local().messages, 1u);
   // A sender waits for a slot its receiver freed later than its clock.
-  EXPECT_DOUBLE_EQ(timeline.post(2, 1, 0, 100), 100 + 0.5);
+  EXPECT_DOUBLE_EQ(timeline.post(2, 1, 0, 100).arrivesAtUs, 100 + 0.5);
+  EXPECT_EQ(timeline.deepestStep(), 1u);  // rank 1 took one message in; rank 2 none yet
 }
 
 // A host's link is a calendar: a message posted later but due earlier

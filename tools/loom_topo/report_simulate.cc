@@ -74,8 +74,8 @@ struct Line {
 
 void printHeader(std::ostream& os) {
   os << "  " << padded("ranks", 7) << padded("hosts", 7) << padded("algorithm", 17) << padded("time (us)", 12)
-     << padded("busbw GB/s", 12) << padded("local msgs", 12) << padded("local bytes", 13) << padded("net msgs", 10)
-     << padded("net bytes", 12) << "simulated in\n";
+     << padded("busbw GB/s", 12) << padded("steps", 8) << padded("local msgs", 12) << padded("local bytes", 13)
+     << padded("net msgs", 10) << padded("net bytes", 12) << "simulated in\n";
 }
 
 void printLine(std::ostream& os, const Line& line, int hosts) {
@@ -86,9 +86,10 @@ void printLine(std::ostream& os, const Line& line, int hosts) {
     return;
   }
   os << padded(number(p.predictedUs, p.predictedUs < 100 ? "%.2f" : "%.1f"), 12) << padded(number(p.busGBs, "%.2f"), 12)
-     << padded(std::to_string(p.local.messages), 12) << padded(sizeText(p.local.bytes), 13)
-     << padded(std::to_string(p.network.messages), 10) << padded(sizeText(p.network.bytes), 12)
-     << number(p.wallSeconds, "%.2f s") << (p.asked == "auto" ? " (" + p.ran + ")" : "") << "\n";
+     << padded(std::to_string(p.steps), 8) << padded(std::to_string(p.local.messages), 12)
+     << padded(sizeText(p.local.bytes), 13) << padded(std::to_string(p.network.messages), 10)
+     << padded(sizeText(p.network.bytes), 12) << number(p.wallSeconds, "%.2f s")
+     << (p.asked == "auto" ? " (" + p.ran + ")" : "") << "\n";
 }
 
 // gnuplot draws one panel per size: predicted time against ranks, a line per algorithm.

@@ -157,6 +157,7 @@ SimulatedPoint simulatePoint(const SimulationLayout& layout, TunedCollective col
   // The size as run: blocks of whole elements per rank.
   point.bytes = std::max(shape.sendCount, shape.recvCount) * sizeof(float);
   point.predictedUs = ranks.timeline()->latestUs();
+  point.steps = ranks.timeline()->deepestStep();
   const double dataBytes = static_cast<double>(point.bytes);
   point.busGBs = point.predictedUs > 0 ? dataBytes / point.predictedUs / 1000 * shape.busFactor : 0;
   point.local = ranks.timeline()->local();

@@ -33,6 +33,7 @@ struct SimulatedPoint {
   size_t bytes = 0;  // as nccl-tests' size: AllReduce's buffer, AllGather's result, ReduceScatter's input
   double predictedUs = 0;
   double busGBs = 0;
+  uint32_t steps = 0;        // the longest chain of messages each waiting for the one before
   mem::LinkTraffic local;    // over every rank, within hosts
   mem::LinkTraffic network;  // between hosts
   uint64_t sweeps = 0;

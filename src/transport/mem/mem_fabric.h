@@ -76,8 +76,8 @@ struct MemSlot {
   size_t bytes = 0;
   int64_t visibleAtNs = 0;       // steady clock; 0: at once
   std::unique_ptr<char[]> data;  // from the fabric's spare buffers while a message is in the slot
-  // With a Timeline: when the message arrives, and when its receiver freed the slot.
-  double arrivesAtUs = 0;
+  // With a Timeline: the message's stamp (its arrival, its step), and when its receiver freed the slot.
+  Timeline::Stamp stamp;
   double freedAtUs = 0;
 };
 

@@ -55,7 +55,7 @@ void MemSendConnection::post(size_t bytes) {
   MemSlot& slot = next();
   slot.bytes = bytes;
   slot.visibleAtNs = fabric_.deliveryTime(fifo_, peer_);
-  if (Timeline* timeline = fabric_.timeline()) slot.arrivesAtUs = timeline->post(self_, peer_, bytes, slot.freedAtUs);
+  if (Timeline* timeline = fabric_.timeline()) slot.stamp = timeline->post(self_, peer_, bytes, slot.freedAtUs);
   slot.mark.store(posted_ + 1, std::memory_order_release);
   fifo_.posted.store(++posted_, std::memory_order_release);
   // As shm's FIFO: the receiver's last look before it sleeps sees this
@@ -75,7 +75,7 @@ const void* MemRecvConnection::tryAcquire() {
   MemSlot& slot = next();
   if (slot.mark.load(std::memory_order_acquire) != released_ + 1) return nullptr;
   if (slot.visibleAtNs != 0 && steadyNanos() < slot.visibleAtNs) return nullptr;
-  if (Timeline* timeline = fabric_.timeline()) timeline->arrived(self_, slot.arrivesAtUs);
+  if (Timeline* timeline = fabric_.timeline()) timeline->arrived(self_, slot.stamp);
   return slot.data.get();
 }
 

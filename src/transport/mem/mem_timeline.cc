@@ -37,7 +37,8 @@ double LinkCalendar::reserve(double fromUs, double lengthUs) {
   return sent;
 }
 
-Timeline::Timeline(TimelineModel model) : model_(std::move(model)), clocks_(model_.hostOf.size(), 0.0) {
+Timeline::Timeline(TimelineModel model)
+    : model_(std::move(model)), clocks_(model_.hostOf.size(), 0.0), steps_(model_.hostOf.size(), 0) {
   if (model_.local.bytesPerUs <= 0 || model_.network.bytesPerUs <= 0 || model_.local.latencyUs < 0 ||
       model_.network.latencyUs < 0 || model_.local.messageUs < 0 || model_.network.messageUs < 0)
     fail(loomInvalidArgument, "a timeline needs positive bandwidths and latencies of at least zero");
@@ -49,19 +50,20 @@ Timeline::Timeline(TimelineModel model) : model_(std::move(model)), clocks_(mode
   links_.assign(static_cast<size_t>(hosts), LinkCalendar());
 }
 
-double Timeline::post(int from, int to, size_t bytes, double freedUs) {
+Timeline::Stamp Timeline::post(int from, int to, size_t bytes, double freedUs) {
   double& clock = clocks_[from];
   clock = std::max(clock, freedUs) + copyUs(bytes);
+  const uint32_t step = steps_[from] + 1;
   const int host = model_.hostOf[from];
   if (host == model_.hostOf[to]) {
     ++local_.messages;
     local_.bytes += bytes;
-    return clock + model_.local.latencyUs;
+    return {clock + model_.local.latencyUs, step};
   }
   ++network_.messages;
   network_.bytes += bytes;
   const double sent = links_[host].reserve(clock, static_cast<double>(bytes) / model_.network.bytesPerUs);
-  return sent + model_.network.latencyUs;
+  return {sent + model_.network.latencyUs, step};
 }
 
 double Timeline::released(int rank, int from, size_t bytes) {
@@ -74,8 +76,13 @@ double Timeline::latestUs() const {
   return clocks_.empty() ? 0.0 : *std::max_element(clocks_.begin(), clocks_.end());
 }
 
+uint32_t Timeline::deepestStep() const {
+  return steps_.empty() ? 0 : *std::max_element(steps_.begin(), steps_.end());
+}
+
 void Timeline::reset() {
   std::fill(clocks_.begin(), clocks_.end(), 0.0);
+  std::fill(steps_.begin(), steps_.end(), 0u);
   std::fill(links_.begin(), links_.end(), LinkCalendar());
   local_ = {};
   network_ = {};

@@ -61,13 +61,20 @@ class Timeline {
  public:
   explicit Timeline(TimelineModel model);
 
+  // What a message carries: when it arrives, and how many messages lead to
+  // it one after another from the call's start (its step).
+  struct Stamp {
+    double arrivesAtUs = 0;
+    uint32_t step = 0;
+  };
   // Rank `from` posts `bytes` to `to` in a slot its receiver freed at
   // `freedUs`: the sender's clock moves past its copy, and the message's
-  // arrival is returned.
-  double post(int from, int to, size_t bytes, double freedUs);
-  // Rank `rank` took a message that arrives at `atUs`.
-  void arrived(int rank, double atUs) {
-    if (clocks_[rank] < atUs) clocks_[rank] = atUs;
+  // stamp is returned.
+  Stamp post(int from, int to, size_t bytes, double freedUs);
+  // Rank `rank` took a message stamped `stamp`.
+  void arrived(int rank, const Stamp& stamp) {
+    if (clocks_[rank] < stamp.arrivesAtUs) clocks_[rank] = stamp.arrivesAtUs;
+    if (steps_[rank] < stamp.step) steps_[rank] = stamp.step;
   }
   // Rank `rank` is done with a message of `bytes` from `from`: returns when
   // its slot is free.
@@ -75,6 +82,9 @@ class Timeline {
 
   double clockUs(int rank) const { return clocks_[rank]; }
   double latestUs() const;
+  // The longest chain of messages each waiting for the one before (a ring
+  // AllReduce's 2 (P - 1), halving/doubling's 2 log2 P on a power of two).
+  uint32_t deepestStep() const;
   const LinkTraffic& local() const { return local_; }
   const LinkTraffic& network() const { return network_; }
   // Every clock, link queue and count back to zero, for the next call.
@@ -84,7 +94,8 @@ class Timeline {
   double copyUs(size_t bytes) const { return static_cast<double>(bytes) / (2 * model_.local.bytesPerUs); }
 
   TimelineModel model_;
-  std::vector<double> clocks_;        // by rank
+  std::vector<double> clocks_;       // by rank
+  std::vector<uint32_t> steps_;      // by rank: the deepest step it has taken in
   std::vector<LinkCalendar> links_;  // by host: its network link
   LinkTraffic local_;
   LinkTraffic network_;
