@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,9 +55,12 @@ Task<> allReduceAcrossHosts(const Team& team, const Team& across, const Collecti
   in.shape = {across.nranks, across.nranks, team.mostRanksOnAHost};
   // LOOM_ALGO=allreduce:hierarchical asks for the steps, not for a ring
   // across: the step then chooses as if LOOM_ALGO were unset.
-  Tuning tuning = across.tuning;
-  if (tuning.allowed.onlyAllows(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical))
-    tuning.allowed = AlgorithmFilter();
+  std::optional<Tuning> unrestricted;
+  if (across.tuning.allowed.onlyAllows(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical)) {
+    unrestricted = across.tuning;
+    unrestricted->allowed = AlgorithmFilter();
+  }
+  const Tuning& tuning = unrestricted ? *unrestricted : across.tuning;
   switch (cheapestRanked(TunedCollective::kAllReduce, in, tuning, block.count * dtypeSize(block.dtype))) {
     case TunedAlgorithm::kAllPairs: return allPairsAllReduce(across, block, wait);
     case TunedAlgorithm::kTree: return doubleTreeAllReduce(across, block, wait);

@@ -46,17 +46,7 @@ OperationPtr FabricRank::collective(const char* name, OperationKind kind, Operat
   OperationPtr op = make(name, Lane::collective());
   op->step = step;
   op->args = args;
-  op->call.number = ++collectives_;
-  op->call.kind = kind;
-  op->call.count = args.count;
-  op->call.dtype = args.dtype;
-  // As the C API labels them: the op only of reductions, the root only of
-  // rooted collectives.
-  const bool reduces =
-      kind == OperationKind::kAllReduce || kind == OperationKind::kReduceScatter || kind == OperationKind::kReduce;
-  const bool rooted = kind == OperationKind::kBroadcast || kind == OperationKind::kReduce;
-  op->call.op = reduces ? args.op : -1;
-  op->call.root = rooted ? args.root : -1;
+  op->call = simulate::inProcessCall(++collectives_, kind, args);
   return op;
 }
 

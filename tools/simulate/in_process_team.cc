@@ -16,6 +16,13 @@ int inMemoryKind() {
   fail(loomInternalError, "this Loom has no in-memory transport kind");
 }
 
+CollectiveCall inProcessCall(uint64_t number, OperationKind kind, const CollectiveArgs& args) {
+  const bool reduces =
+      kind == OperationKind::kAllReduce || kind == OperationKind::kReduceScatter || kind == OperationKind::kReduce;
+  const bool rooted = kind == OperationKind::kBroadcast || kind == OperationKind::kReduce;
+  return {number, kind, args.count, static_cast<int32_t>(args.dtype), reduces ? args.op : -1, rooted ? args.root : -1};
+}
+
 Team inProcessTeam(int rank, int nranks, const std::vector<int>& hostOf, const std::vector<int>& ring,
                    Connections* connections, PointToPointInboxes* inboxes, const Tuning& tuning) {
   Team team;

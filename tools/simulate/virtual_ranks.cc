@@ -74,19 +74,11 @@ CollectiveRun VirtualRanks::run(OperationKind kind, Schedule schedule,
 CollectiveRun VirtualRanks::runEveryRank(OperationKind kind, Schedule schedule,
                                          const std::function<CollectiveArgs(int)>& argsOf) {
   ++collectives_;
-  const bool reduces =
-      kind == OperationKind::kAllReduce || kind == OperationKind::kReduceScatter || kind == OperationKind::kReduce;
-  const bool rooted = kind == OperationKind::kBroadcast || kind == OperationKind::kReduce;
   std::vector<CollectiveArgs> args(ranks_.size());
   for (int r = 0; r < nranks(); ++r) {
     Rank& rank = *ranks_[r];
     args[r] = argsOf(r);
-    rank.call = {collectives_,
-                 kind,
-                 args[r].count,
-                 static_cast<int32_t>(args[r].dtype),
-                 reduces ? args[r].op : -1,
-                 rooted ? args[r].root : -1};
+    rank.call = inProcessCall(collectives_, kind, args[r]);
     rank.wait = {};
     rank.wait.aborted = &aborted_;
     rank.wait.rank = r;

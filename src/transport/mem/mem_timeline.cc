@@ -80,12 +80,4 @@ uint32_t Timeline::deepestStep() const {
   return steps_.empty() ? 0 : *std::max_element(steps_.begin(), steps_.end());
 }
 
-void Timeline::reset() {
-  std::fill(clocks_.begin(), clocks_.end(), 0.0);
-  std::fill(steps_.begin(), steps_.end(), 0u);
-  std::fill(links_.begin(), links_.end(), LinkCalendar());
-  local_ = {};
-  network_ = {};
-}
-
 }  // namespace loom::mem

@@ -87,8 +87,6 @@ class Timeline {
   uint32_t deepestStep() const;
   const LinkTraffic& local() const { return local_; }
   const LinkTraffic& network() const { return network_; }
-  // Every clock, link queue and count back to zero, for the next call.
-  void reset();
 
  private:
   double copyUs(size_t bytes) const { return static_cast<double>(bytes) / (2 * model_.local.bytesPerUs); }
