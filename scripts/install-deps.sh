@@ -14,7 +14,7 @@ packages=(
   libbenchmark-dev              # micro-benchmarks
   clang libclang-rt-14-dev      # fuzzers (scripts/fuzz.sh): clang 14, libFuzzer and sanitizer runtimes
   python3
-  python3-torch libtorch-dev python3-pytest  # bindings/torch: the torch.distributed backend and its tests
+  python3-torch libtorch-dev python3-pytest pybind11-dev  # bindings/torch: the backend and its tests (libtorch-dev only recommends pybind11-dev)
   iproute2                      # ip and tc: scripts/loom-hosts.sh's fake hosts (tests/multihost)
   libgloo-dev gnuplot-nox       # perf/compare: the Gloo peer and the plots
   iperf3                        # perf/compare-hosts: the raw TCP probe between fake hosts
