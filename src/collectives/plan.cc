@@ -153,11 +153,17 @@ TunedAlgorithm planBroadcastOrReduce(TunedCollective collective, const PlanInput
   if (in.shape.nranks < 3) return TunedAlgorithm::kRing;  // every tree of two ranks is the chain
   for (TunedAlgorithm tree : {TunedAlgorithm::kBinomial, TunedAlgorithm::kTree})
     if (allowed.alone(tree)) return tree;
-  // Up to the limit a tree: the binomial one, which crosses each host
-  // boundary once and sends one message a round; the binary one where
-  // LOOM_ALGO excludes it.
+  // Up to the limit a tree. The binomial one crosses each host boundary
+  // once and receives from one peer a round, so it goes first for every
+  // Reduce and across hosts. A Broadcast within a host takes the binary
+  // tree first: calls back to back measured faster there, the binomial
+  // root copying each chunk to log2(P) children where the binary one's
+  // copies to two. Either where LOOM_ALGO excludes the other.
+  const bool binaryFirst = collective == TunedCollective::kBroadcast && in.shape.hosts <= 1;
+  const TunedAlgorithm first = binaryFirst ? TunedAlgorithm::kTree : TunedAlgorithm::kBinomial;
+  const TunedAlgorithm second = binaryFirst ? TunedAlgorithm::kBinomial : TunedAlgorithm::kTree;
   if (bytes <= tuning.treeMaxBytes)
-    for (TunedAlgorithm tree : {TunedAlgorithm::kBinomial, TunedAlgorithm::kTree})
+    for (TunedAlgorithm tree : {first, second})
       if (allowed.may(tree)) return tree;
   return TunedAlgorithm::kRing;
 }

@@ -32,6 +32,7 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
   const Tuning& tuning = team.tuning;
   const int nranks = team.nranks;
   const bool rooted = collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce;
+  const bool binaryTreeFirst = collective == TunedCollective::kBroadcast && team.hosts <= 1;  // as plan.cc
   if (collective == TunedCollective::kBarrier) return "the default: one all-pairs step";
   switch (algorithm) {
     case TunedAlgorithm::kAllPairs:
@@ -55,10 +56,11 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
     case TunedAlgorithm::kTree:
       if (!rooted) return estimates(team, collective, bytes);
       return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
-             " ranks, and LOOM_ALGO excludes the binomial tree";
+             (binaryTreeFirst ? " ranks of one host: a Broadcast there takes the binary tree first"
+                              : " ranks, and LOOM_ALGO excludes the binomial tree");
     case TunedAlgorithm::kBinomial:
       return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
-             " ranks";
+             (binaryTreeFirst ? " ranks, and LOOM_ALGO excludes the binary tree" : " ranks");
     case TunedAlgorithm::kHalvingDoubling:
     case TunedAlgorithm::kBruck: return estimates(team, collective, bytes);
     case TunedAlgorithm::kHierarchical:

@@ -158,11 +158,19 @@ TEST(PlanTest, LoomAlgoLimitsWhatTheModelWeighs) {
 
 TEST(PlanTest, BroadcastReduceAndBarrierKeepTheirRules) {
   const PlanInputs in = layout(1, 8);
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024), A::kBinomial);
+  // Within a host a Broadcast takes the binary tree, a Reduce the binomial one.
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024), A::kTree);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning(), 8), A::kBinomial);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning(), 64 * 1024), A::kBinomial);
   EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024 + 1), A::kRing);
-  // Without the binomial tree, the binary one; either left alone runs at every size.
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning("^binomial"), 8), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning(), 64 * 1024 + 1), A::kRing);
+  // Across hosts both take the binomial tree, which crosses each host boundary once.
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(2, 4), tuning(), 8), A::kBinomial);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, layout(2, 4), tuning(), 64 * 1024), A::kBinomial);
+  // Without the one tree, the other; either left alone runs at every size.
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning("^tree"), 8), A::kBinomial);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("^binomial"), 8), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(2, 4), tuning("^binomial"), 8), A::kTree);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("reduce:tree"), 1 << 20), A::kTree);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("binomial"), 1 << 20), A::kBinomial);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("^binomial,tree"), 8), A::kRing);
