@@ -12,7 +12,8 @@
 
 namespace loom::perf {
 
-// Bytes of the last-level cache (sysconf, then sysfs; 32 MiB if unknown).
+// Bytes of one instance of the last-level cache (sysfs, then sysconf; at
+// most 64 MiB; 32 MiB if unknown).
 size_t lastLevelCacheBytes();
 
 class PerfBuffers {
