@@ -75,14 +75,6 @@ int hostsOf(const Team& team) {
   return static_cast<int>(ranksPerHost(team).size());
 }
 
-int ranksPerHostIfEven(const Team& team) {
-  const std::vector<int> counts = ranksPerHost(team);
-  if (counts.size() < 2 || counts.front() < 2) return 0;
-  for (int count : counts)
-    if (count != counts.front()) return 0;
-  return counts.front();
-}
-
 std::string describeHosts(const Team& team) {
   const std::vector<int> counts = ranksPerHost(team);
   std::string text = std::to_string(counts.size()) + (counts.size() == 1 ? " host with " : " hosts with ");
@@ -93,7 +85,7 @@ std::string describeHosts(const Team& team) {
   return text + (counts.size() == 1 && counts.front() == 1 ? " rank" : " ranks");
 }
 
-bool hierarchicalAllReduceFits(const Team& team) {
+bool hierarchicalFits(const Team& team) {
   return team.hosts >= 2 && team.nranks > team.hosts;
 }
 
@@ -229,60 +221,6 @@ Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitC
     void* slot = co_await to.acquire(wait);
     to.postFrom(slot, out, bytes * team.nranks);
   }
-}
-
-// AllGather: block r of the result is rank r's. Across hosts first, each
-// rank fetches the blocks of the ranks with its local index; then within
-// each host, once per host h, member i passes on the block of host h's
-// member i. A host's link carries the blocks of the other hosts once.
-Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const Executor& exec = executorFor(args.memory);
-  const Team& host = team.hostTeam();
-  const Team& across = team.localIndexTeam();
-  const size_t elementSize = dtypeSize(args.dtype);
-  char* out = static_cast<char*>(args.recvbuf);
-  exec.copy(out + static_cast<size_t>(team.rank) * args.count * elementSize, args.sendbuf, args.count * elementSize);
-
-  const BlockLayout acrossBlocks = BlockLayout::at(team.membersWithMyLocalIndex(), args.count);
-  co_await ringAllGatherBlocks(across, out, acrossBlocks, args.dtype, args.memory, wait);
-
-  for (const std::vector<int>& ranksOfHost : team.membersByHost()) {
-    const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
-    co_await ringAllGatherBlocks(host, out, hostBlocks, args.dtype, args.memory, wait);
-  }
-}
-
-// ReduceScatter: rank r ends with the sum of every rank's block r. Within
-// each host first, once per host h: member i gets the host's sum of the
-// block of host h's member i (H partial blocks in all, kept in scratch in
-// the order of the local-index team); then across hosts, the ranks with one
-// local index reduce-scatter those. A host's link carries its partial sums
-// of the other hosts' blocks once.
-Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const Executor& exec = executorFor(args.memory);
-  const Team& host = team.hostTeam();
-  const Team& across = team.localIndexTeam();
-  const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;
-  const size_t elementSize = dtypeSize(args.dtype);
-  const size_t blockBytes = args.count * elementSize;
-  const std::vector<int>& sameLocalIndex = team.membersWithMyLocalIndex();
-  std::vector<char>& partials = team.reduceScratch;
-  partials.resize(sameLocalIndex.size() * blockBytes);
-
-  for (const std::vector<int>& ranksOfHost : team.membersByHost()) {
-    // This rank's block of host h is the block of host h's rank with this
-    // rank's local index: its place among the local-index team's members.
-    const int target = ranksOfHost[host.rank];
-    const size_t slot =
-        static_cast<size_t>(std::find(sameLocalIndex.begin(), sameLocalIndex.end(), target) - sameLocalIndex.begin());
-    const BlockLayout hostBlocks = BlockLayout::at(ranksOfHost, args.count);
-    co_await ringReduceScatterBlocks(host, args.sendbuf, hostBlocks, partials.data() + slot * blockBytes, args.dtype,
-                                     op, args.memory, wait);
-  }
-  const BlockLayout acrossBlocks = BlockLayout::even(sameLocalIndex.size() * args.count, across.nranks);
-  co_await ringReduceScatterBlocks(across, partials.data(), acrossBlocks, args.recvbuf, args.dtype, op, args.memory,
-                                   wait);
-  if (args.op == loomAvg) exec.divide(args.recvbuf, args.count, args.dtype, team.nranks);
 }
 
 }  // namespace loom

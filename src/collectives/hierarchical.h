@@ -6,13 +6,15 @@
 // together. A host's network link then carries 2(H-1)/H of the buffer each
 // way, where a flat ring over all n ranks carries 2(n-1)/n: with 2 hosts of
 // 2 ranks, 1 buffer instead of 1.5. AllGather: across hosts among the ranks
-// with one local index, then within each host: the link carries the other
-// hosts' blocks once, where the flat ring carries n-1 blocks each way.
+// with one local index, then within each host: a host's link carries its
+// own ranks' blocks, where the flat ring carries n-1 blocks on every link.
 // ReduceScatter: within each host, then across hosts among the ranks with
 // one local index: the link carries the host's partial sums of the other
-// hosts' blocks once. On hosts with different numbers of ranks AllReduce
-// cuts one block per local index that every host has; a larger host's
-// other ranks join the steps within it only.
+// hosts' blocks. On hosts with different numbers of ranks AllReduce cuts
+// one block per local index that every host has, and a larger host's other
+// ranks join the steps within it only; AllGather and ReduceScatter let
+// those local indices carry the other ranks' blocks too, in further rounds
+// (hierarchical_blocks.cc).
 #pragma once
 
 #include <string>
@@ -23,18 +25,14 @@ namespace loom {
 
 // How many hosts the team's members sit on.
 int hostsOf(const Team& team);
-// The ranks per host when the team spans at least two hosts with the same
-// number (at least two) on each, as the three steps need; 0 otherwise.
-int ranksPerHostIfEven(const Team& team);
 
 // Describes the team's hosts for a sentence: "3 hosts with 1, 2 and 3 ranks".
 std::string describeHosts(const Team& team);
 
-// AllReduce in steps runs on any layout of several hosts where some host
-// has more than one rank; hierarchicalAllReduce says how uneven hosts split
-// the work. AllGather and ReduceScatter in steps need as many ranks on
-// every host (Team::ranksPerHost).
-bool hierarchicalAllReduceFits(const Team& team);
+// The steps run on any layout of several hosts where some host has more
+// than one rank; hierarchicalAllReduce and hierarchical_blocks.cc say how
+// uneven hosts split the work.
+bool hierarchicalFits(const Team& team);
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
 // Whether a small AllReduce of `bytes` can go through one leader per host

@@ -38,11 +38,10 @@ bool useLeaders(const PlanInputs& in, const Allowed& allowed) {
   return allowed.may(TunedAlgorithm::kHostLeaders) && (allowed.alone(TunedAlgorithm::kHostLeaders) || !in.singleCopy);
 }
 
-// AllReduce goes in steps on any layout where some host has several ranks;
-// AllGather and ReduceScatter need as many on every host.
-bool useHierarchy(TunedCollective collective, const PlanInputs& in, const Allowed& allowed) {
-  const bool fits = collective == TunedCollective::kAllReduce ? in.shape.hosts >= 2 && in.shape.nranks > in.shape.hosts
-                                                              : in.ranksPerHost > 0;
+// The steps run on any layout of several hosts where some host has several
+// ranks (hierarchical.h).
+bool useHierarchy(const PlanInputs& in, const Allowed& allowed) {
+  const bool fits = in.shape.hosts >= 2 && in.shape.nranks > in.shape.hosts;
   return allowed.may(TunedAlgorithm::kHierarchical) && fits &&
          (allowed.alone(TunedAlgorithm::kHierarchical) || !in.singleCopy);
 }
@@ -102,7 +101,6 @@ TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, 
 PlanInputs planInputsOf(const Team& team) {
   PlanInputs in;
   in.shape = {team.nranks, team.hosts, team.mostRanksOnAHost};
-  in.ranksPerHost = team.ranksPerHost;
   in.singleCopy = team.peerMemory() != nullptr;
   in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();
   in.slotBytes = team.slotBytes;
@@ -121,7 +119,7 @@ TunedAlgorithm planAllReduce(const PlanInputs& in, const Tuning& tuning, size_t 
   if (allPairsFits && (in.shape.hosts == 1 || allowed.alone(TunedAlgorithm::kAllPairs)))
     return TunedAlgorithm::kAllPairs;
   if (allPairsFits) return cheapestRanked(TunedCollective::kAllReduce, in, tuning, bytes);
-  if (useHierarchy(TunedCollective::kAllReduce, in, allowed)) return TunedAlgorithm::kHierarchical;
+  if (useHierarchy(in, allowed)) return TunedAlgorithm::kHierarchical;
   return largeOrRanked(TunedCollective::kAllReduce, in, tuning, bytes);
 }
 
@@ -133,14 +131,14 @@ TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t 
   if (useLeaders(in, allowed) &&
       fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, tuning.allPairsMaxBytes)))
     return TunedAlgorithm::kHostLeaders;
-  if (useHierarchy(TunedCollective::kAllGather, in, allowed)) return TunedAlgorithm::kHierarchical;
+  if (useHierarchy(in, allowed)) return TunedAlgorithm::kHierarchical;
   return largeOrRanked(TunedCollective::kAllGather, in, tuning, bytes);
 }
 
 TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const Allowed allowed(tuning, TunedCollective::kReduceScatter);
   if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
-  if (useHierarchy(TunedCollective::kReduceScatter, in, allowed)) return TunedAlgorithm::kHierarchical;
+  if (useHierarchy(in, allowed)) return TunedAlgorithm::kHierarchical;
   return largeOrRanked(TunedCollective::kReduceScatter, in, tuning, bytes);
 }
 

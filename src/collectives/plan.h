@@ -30,7 +30,6 @@ struct Tuning;
 
 struct PlanInputs {
   TeamShape shape;
-  int ranksPerHost = 0;            // Team::ranksPerHost: as many on every host (at least two), else 0
   bool singleCopy = false;         // every rank reads every peer's memory (direct.h)
   bool registeredWindows = false;  // some buffers are registered (registered.h)
   size_t slotBytes = SIZE_MAX;     // Team::slotBytes

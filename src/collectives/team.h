@@ -51,12 +51,8 @@ struct Team {
   // of the one connection they use, so that ranks whose neighbours are
   // reached over different transports still cut every message alike.
   size_t slotBytes = 0;
-  // Ranks per host when the members sit on several hosts with as many (at
-  // least two) on each, as hierarchical.h needs; 0 otherwise. Set once at
-  // init for the communicator's team (sub-teams keep 0: they do not nest).
-  int ranksPerHost = 0;
   // Hosts among the members; set once at init for the communicator's team
-  // (sub-teams keep 1), as ranksPerHost.
+  // (sub-teams keep 1: they do not nest).
   int hosts = 1;
   // The most members on one host; set with `hosts`.
   int mostRanksOnAHost = 1;

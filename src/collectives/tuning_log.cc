@@ -64,11 +64,8 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
     case TunedAlgorithm::kHalvingDoubling:
     case TunedAlgorithm::kBruck: return estimates(team, collective, bytes);
     case TunedAlgorithm::kHierarchical:
-      if (collective == TunedCollective::kAllReduce)
-        return "ranks on several hosts, some host with more than one, and no single-copy reads: within hosts, "
-               "then across them (LOOM_ALGO=ring keeps the flat ring)";
-      return "ranks on several hosts, as many on each, and no single-copy reads: within hosts, then across "
-             "them (LOOM_ALGO=ring keeps the flat ring)";
+      return "ranks on several hosts, some host with more than one, and no single-copy reads: within hosts, "
+             "then across them (LOOM_ALGO=ring keeps the flat ring)";
     case TunedAlgorithm::kHostLeaders:
       if (collective == TunedCollective::kAllGather)
         return "the whole result at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +

@@ -182,36 +182,28 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
 // index, socket, NUMA node) for sub-teams, and the ring crosses sockets and
 // NUMA nodes as few times as possible, whatever the rank numbering.
 // A forced algorithm is never silently replaced (as LOOM_ALGO=direct): the
-// three steps need every host to hold as many ranks.
+// steps need several hosts, one of them with several ranks.
 void Communicator::checkHierarchy() {
-  const int perHost = team_.ranksPerHost = ranksPerHostIfEven(team_);
-  // Small AllReduce goes through one leader per host, and large AllReduce
-  // in steps, on any layout of several hosts (hierarchical.h), even or not.
+  // Small AllReduce goes through one leader per host, and large calls in
+  // steps, on any layout of several hosts (hierarchical.h), even or not.
   team_.hosts = hostsOf(team_);
   std::vector<int> onHost(team_.hosts, 0);
   for (const MemberPlace& place : team_.places)
     team_.mostRanksOnAHost = std::max(team_.mostRanksOnAHost, ++onHost[place.host]);
-  const bool allReduceFits = hierarchicalAllReduceFits(team_);
+  const bool fits = hierarchicalFits(team_);
   const AlgorithmFilter& allowed = team_.tuning.allowed;
-  for (TunedCollective collective :
-       {TunedCollective::kAllReduce, TunedCollective::kAllGather, TunedCollective::kReduceScatter}) {
-    if (!allowed.onlyAllows(collective, TunedAlgorithm::kHierarchical)) continue;
-    const bool allReduce = collective == TunedCollective::kAllReduce;
-    if (allReduce ? allReduceFits : perHost > 0) continue;
-    fail(loomUnsupported, "LOOM_ALGO='" + config_.algorithm + "' leaves " + collectiveName(collective) +
-                              " only hierarchical, which needs ranks on at least two hosts" +
-                              (allReduce ? ", some host with more than one" : " with as many on each, at least two") +
-                              ": this communicator has " + describeHosts(team_) +
-                              "; unset LOOM_ALGO to let Loom choose");
-  }
+  const TunedCollective forced = allowed.anyLeftOnly(TunedAlgorithm::kHierarchical);
+  if (!fits && forced != TunedCollective::kCount)
+    fail(loomUnsupported, "LOOM_ALGO='" + config_.algorithm + "' leaves " + collectiveName(forced) +
+                              " only hierarchical, which needs ranks on at least two hosts, some host with more "
+                              "than one: this communicator has " +
+                              describeHosts(team_) + "; unset LOOM_ALGO to let Loom choose");
   const bool chosen =
-      allowed.anyLeftOnly(TunedAlgorithm::kHierarchical) != TunedCollective::kCount ||
+      forced != TunedCollective::kCount ||
       (allowed.allows(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical) && team_.peerMemory() == nullptr);
-  if (team_.rank == 0 && allReduceFits && chosen)
-    LOOM_INFO(
-        "INIT", team_.rank,
-        describeHosts(team_) << (perHost > 0 ? ": AllReduce, AllGather and ReduceScatter run" : ": AllReduce runs")
-                             << " within and across hosts in steps");
+  if (team_.rank == 0 && fits && chosen)
+    LOOM_INFO("INIT", team_.rank,
+              describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
   // The members' places are final: form the sub-teams here, not on a
   // collective's first call.
   team_.keepSubTeams();

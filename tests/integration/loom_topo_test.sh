@@ -54,8 +54,7 @@ expect_line '^  within host1 \(ranks 1 and 2\): SHM$'
 expect_line '^  within host2 \(ranks 3-5\): SHM$'
 expect_line '^  host0 <-> host2: TCP$'
 expect_line '^  1 +TCP +- +SHM +TCP +TCP +TCP$'
-expect_line '^  AllReduce: within and across hosts in steps \(3 hosts with 1, 2 and 3 ranks\)$'
-expect_line '^  AllGather, ReduceScatter: flat ring \(3 hosts with 1, 2 and 3 ranks; their steps within and across hosts need as many on each, at least two\)$'
+expect_line '^  AllReduce, AllGather, ReduceScatter: within and across hosts in steps \(3 hosts with 1, 2 and 3 ranks\)$'
 pass "--hosts 1,2,3: ring enters each host once; SHM inside hosts, TCP across"
 
 LOOM_TRANSPORTS=tcp timeout 20 "$TOPO" --no-versions --topo-file "$DATA/llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml" \
@@ -216,7 +215,15 @@ pass "--plan: 16 and 4+4 hosts, LOOM_ALGO, bad input"
 
 # --calibrate: measures shared memory on 3 local ranks, writes a file that
 # LOOM_TUNING_FILE loads and --plan then names; a bad file is a sentence.
-timeout 120 "$TOPO" --calibrate "$WORK/cal.tuning" --ranks 3 >"$WORK/out" 2>&1 || fail "--calibrate exited $?"
+# A machine too busy to measure (tests run beside it) is refused with a
+# sentence and exit 1: then it tries again, at most three times.
+for attempt in 1 2 3; do
+  rc=0
+  timeout 120 "$TOPO" --calibrate "$WORK/cal.tuning" --ranks 3 >"$WORK/out" 2>&1 || rc=$?
+  [[ $rc -eq 1 ]] && grep -q 'too busy to measure; run it again$' "$WORK/out" && continue
+  break
+done
+[[ $rc -eq 0 ]] || fail "--calibrate exited $rc"
 expect_line '^measured on 3 ranks of this host'
 expect_line '^  AllReduce ring:( [0-9.e+]+){5}$'
 expect_line '^  AllGather bruck:( [0-9.e+]+){5}$'
@@ -242,7 +249,9 @@ expect_line '^6 virtual ranks on 2 hosts'
 expect_line '^AllReduce 8 B:'
 expect_line '^AllGather 4 KiB:'
 expect_line '^  6 +2 +tree +[0-9.]+ +[0-9.]+ +[0-9]+ '
-expect_line '^  4 +2 +hierarchical +does not apply here \(runs ring\)'  # AllGather on hosts of 3 and 1
+# AllGather in steps on hosts of 3 and 1 (the third rank's block in a second round):
+awk '/^AllGather 4 KiB:/ { on = 1 } on' "$WORK/out" | grep -Eq '^  4 +2 +hierarchical +[0-9.]+ +[0-9.]+ +[0-9]+ ' ||
+  fail "no simulated AllGather in steps on 4 ranks of hosts of 3 and 1"
 expect_line '^  6 +2 +auto .*\((hierarchical|hostleaders)\)$'
 [[ -s "$WORK/sim.png" ]] || fail "--simulate --plot drew nothing"
 rc=0; "$TOPO" --simulate --hosts 2,3 --ranks-per-host 4 >"$WORK/out" 2>&1 || rc=$?

@@ -65,36 +65,37 @@ grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 6 ranks: hierarchical \(
 grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 6 ranks: hostleaders (' "$out" ||
   fail "8-byte AllReduce on 3 hosts did not go through one leader per host"
 echo "ok: 3 interleaved fake hosts: ring 0 3 1 4 2 5, hierarchical AllReduce, exact results"
+# Every collective that goes in steps, on fake hosts named by a shell
+# expression of RANK ($3: sets h), every dtype, every result checked: large
+# calls run within and across hosts, small AllReduce and AllGather through
+# one leader per host.
+steps_on_hosts() {  # ranks what host-expression
+  local ranks=$1 what=$2 hostOf=$3 program
+  for program in all_reduce all_gather reduce_scatter; do
+    LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING timeout -s KILL 120 "$build/tools/loomrun" -n "$ranks" -- sh -c \
+      "$hostOf; LOOM_HOST_ID=fake\$h exec $build/perf/${program}_perf -b 8 -e 1M -f 32 -c 1 -w 1 -n 2 -d all" \
+      > "$out" 2>&1 || fail "$program on $what failed"
+    grep -q 'LOOM INFO INIT 2 hosts with .*: AllReduce, AllGather and ReduceScatter run within and across hosts in steps' "$out" ||
+      fail "init on $what did not announce the steps"
+    grep -Eq "LOOM INFO TUNING (AllReduce|AllGather|ReduceScatter) of [0-9]+ bytes on $ranks ranks: hierarchical \\(" "$out" ||
+      fail "$program on $what did not run within hosts, then across them"
+    if [[ $program != reduce_scatter ]]; then
+      grep -Eq "LOOM INFO TUNING (AllReduce|AllGather) of [0-9]+ bytes on $ranks ranks: hostleaders \\(" "$out" ||
+        fail "small $program on $what did not go through one leader per host"
+    fi
+    grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "$program results were not exact on $what"
+  done
+  echo "ok: $what: AllReduce, AllGather and ReduceScatter in steps, small ones through leaders, exact results for every dtype"
+}
 # Hosts met out of rank order: ranks 0 and 3 on one, 1 and 2 on the other,
-# so the ranks with local index 1 are 2 (second host) and 3 (first host).
-for program in all_reduce all_gather reduce_scatter; do
-  LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=TUNING timeout -s KILL 120 "$build/tools/loomrun" -n 4 -- sh -c \
-    "case \$RANK in 1|2) h=b ;; *) h=a ;; esac; LOOM_HOST_ID=fake\$h exec $build/perf/${program}_perf -b 8 -e 1M -f 32 -c 1 -w 1 -n 2 -d all" \
-    > "$out" 2>&1 || fail "$program on hosts a b b a failed"
-  grep -Eq 'LOOM INFO TUNING (AllReduce|AllGather|ReduceScatter) of [0-9]+ bytes on 4 ranks: hierarchical' "$out" ||
-    fail "$program on hosts a b b a did not run in steps within and across hosts"
-  # Small AllReduce and AllGather go through the leaders, ranks 0 and 1;
-  # host a's blocks (ranks 0 and 3) travel packed between them.
-  if [[ $program != reduce_scatter ]]; then
-    grep -Eq 'LOOM INFO TUNING (AllReduce|AllGather) of [0-9]+ bytes on 4 ranks: hostleaders \(' "$out" ||
-      fail "small $program on hosts a b b a did not go through one leader per host"
-  fi
-  grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "$program results were not exact on hosts a b b a"
-done
-echo "ok: fake hosts a b b a: hierarchical and host-leader AllReduce and AllGather, hierarchical ReduceScatter, exact results for every dtype"
-# Hosts of unequal sizes (5 ranks on 2 hosts: 3 and 2): large AllReduce
-# still goes in steps within and across hosts (two blocks, one per local
-# index both hosts have; the larger host's third rank adds its input within
-# its host); small AllReduce goes through one leader per host.
-LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=INIT,TUNING hosts_run 2 5 || fail "run on 2 unequal fake hosts failed"
-grep -q 'LOOM INFO INIT 2 hosts with 3 and 2 ranks: AllReduce runs within and across hosts in steps' "$out" ||
-  fail "init on hosts of 3 and 2 ranks did not announce the AllReduce in steps"
-grep -Eq 'LOOM INFO TUNING AllReduce of [0-9]+ bytes on 5 ranks: hierarchical \(' "$out" ||
-  fail "hosts of 3 and 2 ranks did not run a large AllReduce within hosts, then across them"
-grep -q 'LOOM INFO TUNING AllReduce of 8 bytes on 5 ranks: hostleaders (' "$out" ||
-  fail "8-byte AllReduce on hosts of 3 and 2 ranks did not go through one leader per host"
-grep -q '^# Out of bounds values : 0 OK$' "$out" || fail "results were not exact on 2 unequal fake hosts"
-echo "ok: fake hosts of 3 and 2 ranks: AllReduce in steps, small AllReduce through leaders, exact results"
+# so the ranks with local index 1 are 2 (second host) and 3 (first host);
+# the leaders (ranks 0 and 1) swap host a's blocks packed.
+steps_on_hosts 4 "fake hosts a b b a" 'case $RANK in 1|2) h=b ;; *) h=a ;; esac'
+# Hosts of unequal sizes, ranks numbered round robin (host 0: ranks 0 2 4,
+# host 1: ranks 1 3): the local indices both hosts have carry the network
+# steps; AllGather and ReduceScatter hand rank 4's block to local index 0,
+# which carries it in a second round.
+steps_on_hosts 5 "fake hosts of 3 and 2 ranks, numbered round robin" 'h=$((RANK % 2))'
 
 # A broken file stops init with the file and line.
 bad=$(mktemp --suffix=.xml)

@@ -20,7 +20,6 @@ using A = TunedAlgorithm;
 PlanInputs layout(int hosts, int perHost) {
   PlanInputs in;
   in.shape = {hosts * perHost, hosts, perHost};
-  in.ranksPerHost = hosts > 1 && perHost > 1 ? perHost : 0;
   in.slotBytes = 128 * 1024;
   return in;
 }
@@ -95,13 +94,16 @@ TEST(PlanTest, HostsOfSeveralRanksGoThroughLeadersWhenSmallAndInStepsWhenLarge) 
   EXPECT_EQ(planAllReduce(in, tuning(), 64 << 20), A::kHierarchical);
   EXPECT_EQ(planAllGather(in, tuning(), 64 << 20), A::kHierarchical);
   EXPECT_EQ(planReduceScatter(in, tuning(), 64 << 20), A::kHierarchical);
-  // Uneven hosts: AllReduce still in steps; AllGather and ReduceScatter need
-  // as many on every host, so the model picks among the flat schedules.
+  // Uneven hosts: every one in steps, the larger host's further ranks
+  // handing their blocks to the local indices every host has.
   PlanInputs uneven = layout(2, 3);
   uneven.shape = {5, 2, 3};
-  uneven.ranksPerHost = 0;
   EXPECT_EQ(planAllReduce(uneven, tuning(), 64 << 20), A::kHierarchical);
-  EXPECT_EQ(planAllGather(uneven, tuning(), 64 << 20), A::kRing);
+  EXPECT_EQ(planAllGather(uneven, tuning(), 64 << 20), A::kHierarchical);
+  EXPECT_EQ(planReduceScatter(uneven, tuning(), 64 << 20), A::kHierarchical);
+  // One rank on each host: no steps within hosts to take.
+  EXPECT_EQ(planAllGather(layout(3, 1), tuning(), 64 << 20), A::kRing);
+  EXPECT_EQ(planReduceScatter(layout(3, 1), tuning(), 64 << 20), A::kRing);
   // Single-copy reads reaching every peer need neither.
   PlanInputs readable = in;
   readable.singleCopy = true;

@@ -100,6 +100,28 @@ INSTANTIATE_TEST_SUITE_P(Layouts, HostsTest,
                                          std::vector<int>{1, 3}, std::vector<int>{8, 8, 8, 8}),
                          hostsName);
 
+// AllGather and ReduceScatter in steps on hosts of unequal sizes whose ranks
+// are numbered across them (hosts 0 1 0 1 0, and 0 1 2 2 1 2 2): the local
+// indices every host has carry the further ranks' blocks in later rounds,
+// and every block crosses each link of the lanes' ring but one: on H hosts
+// (H-1) times the buffer over the network (a flat ring on 2 hosts: 8 blocks
+// of 5, where the steps send 5).
+TEST(SimulatorTest, StepsOnUnevenInterleavedHostsAreExact) {
+  for (const std::vector<int>& hostOf : {std::vector<int>{0, 1, 0, 1, 0}, std::vector<int>{0, 1, 2, 2, 1, 2, 2}}) {
+    SimulationLayout layout = layoutOf({});
+    layout.hostOf = hostOf;
+    const size_t p = hostOf.size();
+    const uint64_t hosts = static_cast<uint64_t>(*std::max_element(hostOf.begin(), hostOf.end())) + 1;
+    for (TunedCollective c : {TunedCollective::kAllGather, TunedCollective::kReduceScatter})
+      for (size_t bytes : {4 * p, 4 * 3001 * p}) {
+        const std::string what = describe(c, TunedAlgorithm::kHierarchical, static_cast<int>(p), bytes);
+        const SimulatedPoint point = simulate::simulatePoint(layout, c, TunedAlgorithm::kHierarchical, bytes);
+        EXPECT_EQ(point.ran, "hierarchical") << what;
+        EXPECT_EQ(point.network.bytes, (hosts - 1) * bytes) << what;
+      }
+  }
+}
+
 // The point the tool's --simulate promises: 1024 ranks, every AllReduce
 // algorithm, exact, with tree and halving/doubling latency growing with
 // log P and the ring's with P.

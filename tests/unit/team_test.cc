@@ -92,13 +92,18 @@ Team teamOnHosts(const std::vector<int>& sizes) {
   return team;
 }
 
-TEST(TeamTest, HierarchyNeedsSeveralHostsWithAsManyRanksOnEach) {
-  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({2, 2})), 2);
-  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({3, 3, 3})), 3);
-  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({4})), 0);        // one host: nothing to save
-  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({1, 1, 1})), 0);  // one per host: the flat ring already is it
-  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({2, 3})), 0);
-  EXPECT_EQ(ranksPerHostIfEven(teamOnHosts({2, 2, 1})), 0);
+TEST(TeamTest, StepsNeedSeveralHostsOneWithSeveralRanks) {
+  auto fits = [](const std::vector<int>& sizes) {
+    Team team = teamOnHosts(sizes);
+    team.hosts = hostsOf(team);
+    return hierarchicalFits(team);
+  };
+  EXPECT_TRUE(fits({2, 2}));
+  EXPECT_TRUE(fits({3, 3, 3}));
+  EXPECT_TRUE(fits({2, 3}));
+  EXPECT_TRUE(fits({1, 2, 3}));
+  EXPECT_FALSE(fits({4}));        // one host: nothing to save
+  EXPECT_FALSE(fits({1, 1, 1}));  // one per host: the flat ring already is it
 }
 
 // Small AllReduce goes through each host's first rank on any layout: on

@@ -129,9 +129,6 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
   const int ranks = static_cast<int>(identities.size());
   const int most = *std::max_element(ranksPerHost.begin(), ranksPerHost.end());
   in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most};
-  bool even = ranksPerHost.size() > 1 && most >= 2;
-  for (int n : ranksPerHost) even = even && n == most;
-  in.ranksPerHost = even ? most : 0;
   if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
   const CommConfig config = readCommConfig(nullptr);
   const Tuning& tuning = config.tuning;

@@ -35,12 +35,8 @@ void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
   }
   team.hosts = hostsOf(team);
   const std::string hosts = describeHosts(team);
-  if (ranksPerHostIfEven(team) > 0) {
+  if (hierarchicalFits(team)) {
     os << "  AllReduce, AllGather, ReduceScatter: within and across hosts in steps (" << hosts << ")\n";
-  } else if (hierarchicalAllReduceFits(team)) {
-    os << "  AllReduce: within and across hosts in steps (" << hosts << ")\n"
-       << "  AllGather, ReduceScatter: flat ring (" << hosts
-       << "; their steps within and across hosts need as many on each, at least two)\n";
   } else {
     os << "  AllReduce, AllGather, ReduceScatter: flat ring (" << hosts
        << "; steps within and across hosts need several hosts, one with two ranks or more)\n";

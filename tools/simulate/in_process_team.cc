@@ -41,9 +41,6 @@ Team inProcessTeam(int rank, int nranks, const std::vector<int>& hostOf, const s
   }
   team.hosts = static_cast<int>(onHost.size());
   team.mostRanksOnAHost = *std::max_element(onHost.begin(), onHost.end());
-  const bool even = team.hosts >= 2 && onHost[0] >= 2 &&
-                    std::all_of(onHost.begin(), onHost.end(), [&](int n) { return n == onHost[0]; });
-  team.ranksPerHost = even ? onHost[0] : 0;
   team.ring = ring.empty() ? team.members : ring;
   team.ringPosition = static_cast<int>(std::find(team.ring.begin(), team.ring.end(), rank) - team.ring.begin());
   team.connections = connections;

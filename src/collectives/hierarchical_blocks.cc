@@ -1,0 +1,179 @@
+// AllGather and ReduceScatter in steps within and across hosts, on any
+// layout of several hosts (hierarchical.h). The local indices every host
+// has, as many as the smallest host's ranks, are lanes: lane i's ranks, one
+// per host, carry the network steps. Where every host has as many ranks,
+// each lane carries its own ranks' blocks in one round. Where hosts differ,
+// a larger host's further ranks hand their blocks to a lane (member j to
+// lane j mod lanes) and the lanes cross the network in several rounds: in
+// round k, lane i carries the block of each host's member k * lanes + i,
+// an empty block where that host has no such member.
+#include <algorithm>
+#include <vector>
+
+#include "base/dtype_size.h"
+#include "collectives/hierarchical.h"
+#include "collectives/primitives.h"
+#include "collectives/ring_blocks.h"
+
+namespace loom {
+namespace {
+
+struct Lanes {
+  int lanes = 1;   // the fewest ranks on a host
+  int rounds = 1;  // enough for the most ranks on a host
+
+  static Lanes of(const Team& team) {
+    size_t fewest = SIZE_MAX;
+    size_t most = 0;
+    for (const std::vector<int>& members : team.membersByHost()) {
+      fewest = std::min(fewest, members.size());
+      most = std::max(most, members.size());
+    }
+    Lanes l;
+    l.lanes = static_cast<int>(fewest);
+    l.rounds = static_cast<int>((most + fewest - 1) / fewest);
+    return l;
+  }
+  // The local index whose block `lane` carries in `round`.
+  int member(int lane, int round) const { return round * lanes + lane; }
+  // The lane and round that carry local index `member`'s block.
+  int laneOf(int member) const { return member % lanes; }
+  int roundOf(int member) const { return member / lanes; }
+};
+
+// A block of `count` elements at the place of rank `ofHost[member]`, or an
+// empty one where that host has no such member.
+void addBlock(BlockLayout& layout, const std::vector<int>& ofHost, int member, size_t count) {
+  const bool has = member >= 0 && member < static_cast<int>(ofHost.size());
+  layout.offset.push_back(has ? static_cast<size_t>(ofHost[member]) * count : 0);
+  layout.size.push_back(has ? count : 0);
+}
+
+// Within a host of `hostSize` members, in `round`: member i < lanes owns the
+// block of host `ofHost`'s member that lane i carries; the others none.
+BlockLayout withinHost(const Lanes& l, int hostSize, const std::vector<int>& ofHost, int round, size_t count) {
+  BlockLayout layout;
+  for (int i = 0; i < hostSize; ++i) addBlock(layout, ofHost, i < l.lanes ? l.member(i, round) : -1, count);
+  return layout;
+}
+
+// Across hosts, for this rank's lane in `round`: each member of the lane's
+// team owns the block of its host's member that the lane carries.
+BlockLayout acrossHosts(const Team& team, const Team& across, const Lanes& l, int lane, int round, size_t count) {
+  BlockLayout layout;
+  for (int i = 0; i < across.nranks; ++i)
+    addBlock(layout, team.membersByHost()[across.places[i].host], l.member(lane, round), count);
+  return layout;
+}
+
+// `count` elements to or from a member of the host, a slot at a time.
+Task<> sendWithinHost(const Team& host, int to, const void* data, size_t count, Primitives& prims) {
+  SendConnection& connection = host.sendTo(to);
+  const size_t chunk = prims.chunkElements(host.slotBytes);
+  const char* bytes = static_cast<const char*>(data);
+  for (size_t start = 0; start < count; start += chunk)
+    co_await prims.send(connection, bytes + start * prims.elementSize(), std::min(chunk, count - start));
+}
+
+Task<> recvWithinHost(const Team& host, int from, void* data, size_t count, Primitives& prims) {
+  RecvConnection& connection = host.recvFrom(from);
+  const size_t chunk = prims.chunkElements(host.slotBytes);
+  char* bytes = static_cast<char*>(data);
+  for (size_t start = 0; start < count; start += chunk)
+    co_await prims.recv(connection, bytes + start * prims.elementSize(), std::min(chunk, count - start));
+}
+
+}  // namespace
+
+// AllGather: block r of the result is rank r's. A further rank hands its
+// block to its lane; each lane gathers its blocks across hosts, round by
+// round; then within each host, for every host h and round, the lanes pass
+// on what they carried of host h. A host's link carries its own ranks'
+// blocks to the next host of each lane's ring, where a flat ring carries
+// n-1 blocks on every link.
+Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Team& host = team.hostTeam();
+  const Lanes l = Lanes::of(team);
+  const size_t count = args.count;
+  const size_t elementSize = dtypeSize(args.dtype);
+  Primitives prims(wait, args.dtype, loomSum, host.nranks, args.memory);
+  char* out = static_cast<char*>(args.recvbuf);
+  executorFor(args.memory)
+      .copy(out + static_cast<size_t>(team.rank) * count * elementSize, args.sendbuf, count * elementSize);
+  const std::vector<int>& mine = team.membersByHost()[team.places[team.rank].host];
+
+  if (host.rank >= l.lanes) {
+    co_await sendWithinHost(host, l.laneOf(host.rank), args.sendbuf, count, prims);
+  } else {
+    for (int round = 1; round < l.rounds; ++round) {
+      const int member = l.member(host.rank, round);
+      if (member < host.nranks)
+        co_await recvWithinHost(host, member, out + static_cast<size_t>(mine[member]) * count * elementSize, count,
+                                prims);
+    }
+    const Team& across = team.localIndexTeam();
+    for (int round = 0; round < l.rounds; ++round)
+      co_await ringAllGatherBlocks(across, out, acrossHosts(team, across, l, host.rank, round, count), args.dtype,
+                                   args.memory, wait);
+  }
+
+  for (const std::vector<int>& ofHost : team.membersByHost())
+    for (int round = 0; round < l.rounds; ++round)
+      co_await ringAllGatherBlocks(host, out, withinHost(l, host.nranks, ofHost, round, count), args.dtype, args.memory,
+                                   wait);
+}
+
+// ReduceScatter: rank r ends with the reduction of every rank's block r.
+// Within each host first, for every host h and round: each lane gets the
+// host's partial reduction of the block of host h's member it carries (kept
+// in scratch by host and round); then each lane reduce-scatters those
+// across hosts, round by round; a lane hands a further rank its result. A
+// host's link carries its partial reductions of the other hosts' blocks.
+Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  const Team& host = team.hostTeam();
+  const Lanes l = Lanes::of(team);
+  const size_t count = args.count;
+  const size_t elementSize = dtypeSize(args.dtype);
+  const loomRedOp_t op = args.op == loomAvg ? loomSum : args.op;  // divided once at the end
+  Primitives prims(wait, args.dtype, op, host.nranks, args.memory);
+  const bool lane = host.rank < l.lanes;
+  // Partial reductions: host h's round k at (h * rounds + k) * count.
+  const int hosts = static_cast<int>(team.membersByHost().size());
+  std::vector<char>& partials = team.reduceScratch;
+  if (lane) partials.resize(static_cast<size_t>(hosts) * l.rounds * count * elementSize);
+  auto partial = [&](int ofHost, int round) {
+    return partials.data() + (static_cast<size_t>(ofHost) * l.rounds + round) * count * elementSize;
+  };
+
+  for (int h = 0; h < hosts; ++h)
+    for (int round = 0; round < l.rounds; ++round)
+      co_await ringReduceScatterBlocks(host, args.sendbuf,
+                                       withinHost(l, host.nranks, team.membersByHost()[h], round, count),
+                                       lane ? partial(h, round) : args.recvbuf,  // a further rank's block is empty
+                                       args.dtype, op, args.memory, wait);
+
+  if (lane) {
+    const Team& across = team.localIndexTeam();
+    const int myHost = team.places[team.rank].host;
+    for (int round = 0; round < l.rounds; ++round) {
+      // Where a host has no such member its block is empty; its lane still
+      // passes the other hosts' partial reductions on.
+      const int member = l.member(host.rank, round);
+      BlockLayout blocks;
+      for (int i = 0; i < across.nranks; ++i) {
+        const int h = across.places[i].host;
+        const bool has = member < static_cast<int>(team.membersByHost()[h].size());
+        blocks.offset.push_back((static_cast<size_t>(h) * l.rounds + round) * count);
+        blocks.size.push_back(has ? count : 0);
+      }
+      void* result = round == 0 ? args.recvbuf : static_cast<void*>(partial(myHost, round));
+      co_await ringReduceScatterBlocks(across, partials.data(), blocks, result, args.dtype, op, args.memory, wait);
+      if (round > 0 && member < host.nranks) co_await sendWithinHost(host, member, result, count, prims);
+    }
+  } else {
+    co_await recvWithinHost(host, l.laneOf(host.rank), args.recvbuf, count, prims);
+  }
+  if (args.op == loomAvg) executorFor(args.memory).divide(args.recvbuf, count, args.dtype, team.nranks);
+}
+
+}  // namespace loom
