@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "collectives/all_pairs.h"
 #include "collectives/collectives.h"
+#include "collectives/hierarchical_pipeline.h"
 #include "collectives/plan.h"
 #include "collectives/primitives.h"
 #include "collectives/ring_blocks.h"
@@ -109,6 +110,13 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   const size_t elementSize = dtypeSize(args.dtype);
   char* mine = static_cast<char*>(args.recvbuf) + blocks.offset[host.rank] * elementSize;
   const size_t mineCount = blocks.size[host.rank];
+  // On two hosts, blocks of several segments overlap the steps (every rank
+  // of both hosts decides alike: the same blocks, the same links).
+  const size_t segment = twoHostSegmentElements(team, static_cast<int>(shared), elementSize);
+  if (segment > 0 && blocks.largest() > segment) {
+    co_await pipelinedTwoHostAllReduce(team, args, blocks, static_cast<int>(shared), segment, wait);
+    co_return;
+  }
 
   co_await ringReduceScatterBlocks(host, args.sendbuf, blocks, mine, args.dtype, op, args.memory, wait);
 

@@ -157,6 +157,17 @@ size_t Connections::slotBytesAmong(const std::vector<int>& ranks) const {
   return smallest == SIZE_MAX ? floor : smallest;
 }
 
+SlotShape Connections::slotShapeBetween(int a, int b) const {
+  if (identities_.empty()) {  // one kind carries every pair
+    const std::vector<TransportKind>& kinds = transportKinds();
+    for (size_t k = 0; k < kinds.size(); ++k)
+      if (filter_.allows(kinds[k].name)) return slotShapeOfKind_[k];
+    return SlotShape{};
+  }
+  const int kind = chooseKind(identities_[a], identities_[b], filter_);
+  return kind >= 0 ? slotShapeOfKind_[kind] : SlotShape{};
+}
+
 const char* Connections::transportName(int peer) const {
   return kindOf_[peer] >= 0 ? transportKinds()[kindOf_[peer]].name : "self";
 }

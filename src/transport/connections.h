@@ -51,6 +51,9 @@ class Connections {
   // for the same ranks, and algorithms that cut messages by it cut them
   // alike at both ends of every link.
   size_t slotBytesAmong(const std::vector<int>& ranks) const;
+  // The slots of the link between ranks `a` and `b`, as every rank sees it
+  // (the kind follows from their identities; settings agree).
+  SlotShape slotShapeBetween(int a, int b) const;
   // The slots of the link to `peer` (its kind's, under this rank's settings).
   SlotShape slotShapeOf(int peer) const { return kindOf_[peer] >= 0 ? slotShapeOfKind_[kindOf_[peer]] : SlotShape{}; }
   // Some peer's data moves on a thread of its transport's own

@@ -621,6 +621,20 @@ TEST_P(HierarchicalTest, AllReduceEveryDtypeOpAndSize) {
   });
 }
 
+// On two hosts the steps overlap, segment by segment, each half the
+// link's FIFO: with two slots of 4 KiB a segment is one slot, so both
+// lanes keep meeting a full FIFO, and odd counts end blocks mid-segment.
+TEST_P(HierarchicalTest, AllReduceInSegmentsThroughTheSmallestFifos) {
+  ScopedEnv layout("LOOM_TEST_HOST_LAYOUT", GetParam());
+  ScopedEnv force("LOOM_ALGO", "hierarchical");
+  ScopedEnv socketSlots("LOOM_SOCKET_SLOTS", "2");
+  ScopedEnv socketSlotBytes("LOOM_SOCKET_SLOT_BYTES", "4096");
+  ScopedEnv shmSlotBytes("LOOM_SHM_SLOT_BYTES", "4096");
+  runRanks(RankMode::kProcesses, ranksInLayout(), [](const RankContext& ctx) {
+    checkAllReduce(ctx, {1023, 16381, 100003}, {loomInt32, loomFloat32, loomFloat64});
+  });
+}
+
 TEST_P(HierarchicalTest, ReduceScatterEveryDtypeOpAndSize) {
   ScopedEnv layout("LOOM_TEST_HOST_LAYOUT", GetParam());
   ScopedEnv force("LOOM_ALGO", "hierarchical");

@@ -100,6 +100,23 @@ INSTANTIATE_TEST_SUITE_P(Layouts, HostsTest,
                                          std::vector<int>{1, 3}, std::vector<int>{8, 8, 8, 8}),
                          hostsName);
 
+// AllReduce in steps on two hosts goes in segments of half a FIFO (4 slots
+// of 4 KiB here: 8 KiB), the local steps of one beside the network
+// exchange of the one before: exact, and each lane's block crosses the
+// link once each way, as the steps one after the other send it.
+TEST(SimulatorTest, TwoHostAllReduceInSegmentsIsExactAndSendsEachBlockOnce) {
+  for (const std::vector<int>& hosts : {std::vector<int>{2, 2}, std::vector<int>{3, 2}, std::vector<int>{1, 3}})
+    for (size_t bytes : {size_t{40000}, size_t{4 * 30011}}) {
+      int p = 0;
+      for (int n : hosts) p += n;
+      const std::string what = describe(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical, p, bytes);
+      const SimulatedPoint point =
+          simulate::simulatePoint(layoutOf(hosts), TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical, bytes);
+      EXPECT_EQ(point.ran, "hierarchical") << what;
+      EXPECT_EQ(point.network.bytes, 2 * bytes) << what;
+    }
+}
+
 // AllGather and ReduceScatter in steps on hosts of unequal sizes whose ranks
 // are numbered across them (hosts 0 1 0 1 0, and 0 1 2 2 1 2 2): the local
 // indices every host has carry the further ranks' blocks in later rounds,

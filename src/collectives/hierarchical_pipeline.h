@@ -1,0 +1,26 @@
+// An AllReduce in steps on two hosts with the steps overlapped: the buffer's
+// blocks (one per local index, as hierarchicalAllReduce cuts them) go in
+// segments, and while the network carries one segment between the two
+// hosts, the ranks of each host reduce the next one and gather the one
+// before. One schedule does all three: a segment's bytes travel over the
+// link while the schedule waits on shared memory for the next.
+#pragma once
+
+#include "collectives/collectives.h"
+#include "collectives/ring_blocks.h"
+
+namespace loom {
+
+// Elements of a segment for a team on two hosts whose `lanes` (local index
+// i < lanes on both hosts) exchange `elementSize`-byte elements: half the
+// link's FIFO, so that one segment can wait in it while the next is
+// posted; 0 where the team is not on two hosts.
+size_t twoHostSegmentElements(const Team& team, int lanes, size_t elementSize);
+
+// `blocks` as hierarchicalAllReduce cuts them (a block per host member, the
+// first `lanes` of them the lanes', the others empty); `segment` from
+// twoHostSegmentElements(), not 0.
+Task<> pipelinedTwoHostAllReduce(const Team& team, const CollectiveArgs& args, const BlockLayout& blocks, int lanes,
+                                 size_t segment, const WaitContext& wait);
+
+}  // namespace loom
