@@ -80,7 +80,7 @@ CostConstants makeDefaults() {
   set(TunedAlgorithm::kRing, 0, 1.0);
   set(TunedAlgorithm::kAllPairs, 0, 1.0);
   set(TunedAlgorithm::kTree, 0.5, 0.6);
-  set(TunedAlgorithm::kHalvingDoubling, 0.3, 0.8);
+  set(TunedAlgorithm::kHalvingDoubling, 0.4, 0.8);
   set(TunedAlgorithm::kBruck, 0.2, 0.9);
   return c;
 }

@@ -7,9 +7,9 @@
 // way, where a flat ring over all n ranks carries 2(n-1)/n: with 2 hosts of
 // 2 ranks, 1 buffer instead of 1.5. On two hosts the three steps overlap,
 // segment by segment (hierarchical_pipeline.h). AllGather: across hosts
-// among the ranks with one local index, then within each host: a host's
-// link carries its own ranks' blocks, where the flat ring carries n-1
-// blocks on every link.
+// among the ranks with one local index, then within each host: on two
+// hosts a host's link carries its own ranks' blocks, where the flat ring
+// carries n-1 blocks on every link.
 // ReduceScatter: within each host, then across hosts among the ranks with
 // one local index: the link carries the host's partial sums of the other
 // hosts' blocks. On hosts with different numbers of ranks AllReduce cuts

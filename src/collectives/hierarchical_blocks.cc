@@ -88,9 +88,9 @@ Task<> recvWithinHost(const Team& host, int from, void* data, size_t count, Prim
 // AllGather: block r of the result is rank r's. A further rank hands its
 // block to its lane; each lane gathers its blocks across hosts, round by
 // round; then within each host, for every host h and round, the lanes pass
-// on what they carried of host h. A host's link carries its own ranks'
-// blocks to the next host of each lane's ring, where a flat ring carries
-// n-1 blocks on every link.
+// on what they carried of host h. A host's link carries every block but
+// those of the next host of the lanes' rings (on two hosts: its own
+// ranks'), where a flat ring carries n-1 blocks on every link.
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Team& host = team.hostTeam();
   const Lanes l = Lanes::of(team);

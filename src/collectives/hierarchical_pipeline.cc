@@ -32,8 +32,8 @@ Task<> sendSegment(const Team& across, const char* data, size_t count, Primitive
 }
 
 // The peer lane's partial reduction combined with this lane's in place, the
-// first host's operand first on both hosts, so both get bitwise the same
-// result (min and max of a NaN depend on the order).
+// operand of the lane's lower team index first on both hosts, so both get
+// bitwise the same result (min and max of a NaN depend on the order).
 Task<> combineSegment(const Team& across, char* data, size_t count, const CollectiveArgs& args, loomRedOp_t op,
                       Primitives& prims, const WaitContext& wait) {
   const Executor& exec = executorFor(args.memory);
@@ -72,9 +72,10 @@ size_t twoHostSegmentElements(const Team& team, int lanes, size_t elementSize) {
 // Segment c: the host's ranks reduce-scatter it over shared memory, and each
 // lane posts its partial to the other host's lane; then the lanes combine
 // segment c-1, which crossed the link meanwhile, and the host's ranks gather
-// it. A lane has at most two segments in the link's FIFO (c-1, which the
-// peer takes in its own step c, and c), which half the FIFO each fit: both
-// hosts' lanes post before they wait, and never both wait on a full FIFO.
+// it. Posting c needs room for two segments: the peer lane takes c-2 in its
+// step c-1, right after posting c-1, waiting on nothing later from this
+// lane; with room for one, both lanes could wait to post c with c-1
+// unread. So a segment is half the FIFO.
 Task<> pipelinedTwoHostAllReduce(const Team& team, const CollectiveArgs& args, const BlockLayout& blocks, int lanes,
                                  size_t segment, const WaitContext& wait) {
   const Team& host = team.hostTeam();

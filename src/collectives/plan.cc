@@ -40,10 +40,11 @@ bool useLeaders(const PlanInputs& in, const Allowed& allowed) {
 
 // The steps run on any layout of several hosts where some host has several
 // ranks (hierarchical.h).
-bool useHierarchy(const PlanInputs& in, const Allowed& allowed) {
+bool useHierarchy(TunedCollective collective, const PlanInputs& in, const Allowed& allowed) {
   const bool fits = in.shape.hosts >= 2 && in.shape.nranks > in.shape.hosts;
-  return allowed.may(TunedAlgorithm::kHierarchical) && fits &&
-         (allowed.alone(TunedAlgorithm::kHierarchical) || !in.singleCopy);
+  if (!allowed.may(TunedAlgorithm::kHierarchical) || !fits) return false;
+  if (allowed.alone(TunedAlgorithm::kHierarchical)) return true;
+  return !in.singleCopy && (collective == TunedCollective::kAllReduce || blocksInFewRounds(in));
 }
 
 // Rules 4 and 5.
@@ -76,7 +77,7 @@ Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, c
   for (TunedAlgorithm algorithm : kRanked) {
     if (!allowed.may(algorithm) || !modelRanks(collective, algorithm)) continue;
     if (algorithm == TunedAlgorithm::kAllPairs &&
-        (in.shape.hosts == 1 || !fitsAllPairs(in, bytes, allowed.limit(algorithm, tuning.allPairsMaxBytes))))
+        !fitsAllPairs(in, bytes, allowed.limit(algorithm, tuning.allPairsMaxBytes)))
       continue;
     candidates.list[candidates.count++] = algorithm;
   }
@@ -98,9 +99,15 @@ TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, 
   return best;
 }
 
+bool blocksInFewRounds(const PlanInputs& in) {
+  const int fewest = in.fewestRanksOnAHost > 0 ? in.fewestRanksOnAHost : in.shape.mostRanksOnAHost;
+  return in.shape.mostRanksOnAHost <= 2 * fewest;
+}
+
 PlanInputs planInputsOf(const Team& team) {
   PlanInputs in;
   in.shape = {team.nranks, team.hosts, team.mostRanksOnAHost};
+  in.fewestRanksOnAHost = team.fewestRanksOnAHost;
   in.singleCopy = team.peerMemory() != nullptr;
   in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();
   in.slotBytes = team.slotBytes;
@@ -116,10 +123,9 @@ TunedAlgorithm planAllReduce(const PlanInputs& in, const Tuning& tuning, size_t 
     return TunedAlgorithm::kHostLeaders;
   const bool allPairsFits = allowed.may(TunedAlgorithm::kAllPairs) &&
                             fitsAllPairs(in, bytes, allowed.limit(TunedAlgorithm::kAllPairs, small));
-  if (allPairsFits && (in.shape.hosts == 1 || allowed.alone(TunedAlgorithm::kAllPairs)))
-    return TunedAlgorithm::kAllPairs;
+  if (allPairsFits && allowed.alone(TunedAlgorithm::kAllPairs)) return TunedAlgorithm::kAllPairs;
   if (allPairsFits) return cheapestRanked(TunedCollective::kAllReduce, in, tuning, bytes);
-  if (useHierarchy(in, allowed)) return TunedAlgorithm::kHierarchical;
+  if (useHierarchy(TunedCollective::kAllReduce, in, allowed)) return TunedAlgorithm::kHierarchical;
   return largeOrRanked(TunedCollective::kAllReduce, in, tuning, bytes);
 }
 
@@ -131,14 +137,14 @@ TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t 
   if (useLeaders(in, allowed) &&
       fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, tuning.allPairsMaxBytes)))
     return TunedAlgorithm::kHostLeaders;
-  if (useHierarchy(in, allowed)) return TunedAlgorithm::kHierarchical;
+  if (useHierarchy(TunedCollective::kAllGather, in, allowed)) return TunedAlgorithm::kHierarchical;
   return largeOrRanked(TunedCollective::kAllGather, in, tuning, bytes);
 }
 
 TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const Allowed allowed(tuning, TunedCollective::kReduceScatter);
   if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
-  if (useHierarchy(in, allowed)) return TunedAlgorithm::kHierarchical;
+  if (useHierarchy(TunedCollective::kReduceScatter, in, allowed)) return TunedAlgorithm::kHierarchical;
   return largeOrRanked(TunedCollective::kReduceScatter, in, tuning, bytes);
 }
 

@@ -6,17 +6,19 @@
 //
 // The order of the rules:
 // 1. an algorithm LOOM_ALGO leaves a collective alone runs at every size;
-// 2. small calls across hosts go through host leaders, small calls within
-//    a host in one all-pairs step (LOOM_ALLPAIRS_MAX_BYTES): a hand-over
-//    through shared memory costs a cache line, and with ranks sharing cores
-//    one step beats any chain of them; across hosts, where every further
-//    peer costs a message through the kernel, all-pairs competes in rule 5;
+// 2. small calls across hosts go through host leaders; AllReduce's
+//    all-pairs step (up to LOOM_ALLPAIRS_MAX_BYTES, within a slot) competes
+//    in rule 5: one step beats any chain of them while the data is small,
+//    but every rank moves its buffer to and from each of the P-1 others;
 // 3. across hosts, large calls go in steps within and across hosts
-//    (hierarchical.h), unless every rank reads every peer's memory;
+//    (hierarchical.h), unless every rank reads every peer's memory
+//    (AllGather and ReduceScatter: on hosts of even enough sizes,
+//    blocksInFewRounds);
 // 4. single-copy transfers (registered buffers, LOOM_CMA=1) from
 //    LOOM_DIRECT_MIN_BYTES;
 // 5. otherwise the least estimate of the cost model (cost_model.h) among
-//    the ring and the logarithmic schedules LOOM_ALGO allows.
+//    the ring, the logarithmic schedules and all-pairs, as far as LOOM_ALGO
+//    allows them.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +32,7 @@ struct Tuning;
 
 struct PlanInputs {
   TeamShape shape;
+  int fewestRanksOnAHost = 0;      // 0: as many as the most (shape.mostRanksOnAHost)
   bool singleCopy = false;         // every rank reads every peer's memory (direct.h)
   bool registeredWindows = false;  // some buffers are registered (registered.h)
   size_t slotBytes = SIZE_MAX;     // Team::slotBytes
@@ -47,13 +50,20 @@ TunedAlgorithm planBroadcastOrReduce(TunedCollective collective, const PlanInput
                                      size_t bytes);
 TunedAlgorithm planBarrier(const Tuning& tuning);
 
+// AllGather and ReduceScatter in steps carry a larger host's further ranks'
+// blocks in further rounds (hierarchical_blocks.cc), each a ring across
+// hosts and within each host: unasked, they run where that takes at most
+// two (the largest host at most twice the smallest, as measured on hosts of
+// 3 and 2 ranks).
+bool blocksInFewRounds(const PlanInputs& in);
+
 // Whether single-copy transfers may run a call of `bytes` (rule 4).
 bool mayCopyDirect(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
 bool mayUseRegistered(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
 
 // The schedules rule 5 weighs for a call of `bytes`: those the cost model
 // ranks for the collective and LOOM_ALGO allows, the ring first (it wins
-// ties); AllReduce's all-pairs step where it fits, across hosts.
+// ties); AllReduce's all-pairs step where it fits.
 struct Candidates {
   TunedAlgorithm list[kTunedAlgorithms];
   int count = 0;

@@ -54,8 +54,9 @@ struct Team {
   // Hosts among the members; set once at init for the communicator's team
   // (sub-teams keep 1: they do not nest).
   int hosts = 1;
-  // The most members on one host; set with `hosts`.
+  // The most and the fewest members on one host; set with `hosts`.
   int mostRanksOnAHost = 1;
+  int fewestRanksOnAHost = 1;
   Tuning tuning;
   PointToPointInboxes* inboxes = nullptr;  // Recv's tag matching (p2p_inbox.h); the communicator's
   RegisteredRegions* windows = nullptr;    // registered buffers (registered.h); changed only by (de)registration

@@ -36,8 +36,8 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
   if (collective == TunedCollective::kBarrier) return "the default: one all-pairs step";
   switch (algorithm) {
     case TunedAlgorithm::kAllPairs:
-      if (team.hosts > 1) return estimates(team, collective, bytes);
-      return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank";
+      return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank; " +
+             estimates(team, collective, bytes);
     case TunedAlgorithm::kRing:
       if (rooted)
         return nranks < 3 ? std::string("two ranks: the tree is the chain")

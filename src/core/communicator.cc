@@ -15,6 +15,7 @@
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/socket.h"
 #include "collectives/hierarchical.h"
+#include "collectives/plan.h"
 #include "collectives/tuning_file.h"
 #include "collectives/window_registration.h"
 #include "core/signal_dump.h"
@@ -190,6 +191,7 @@ void Communicator::checkHierarchy() {
   std::vector<int> onHost(team_.hosts, 0);
   for (const MemberPlace& place : team_.places)
     team_.mostRanksOnAHost = std::max(team_.mostRanksOnAHost, ++onHost[place.host]);
+  team_.fewestRanksOnAHost = *std::min_element(onHost.begin(), onHost.end());
   const bool fits = hierarchicalFits(team_);
   const AlgorithmFilter& allowed = team_.tuning.allowed;
   const TunedCollective forced = allowed.anyLeftOnly(TunedAlgorithm::kHierarchical);
@@ -202,8 +204,11 @@ void Communicator::checkHierarchy() {
       forced != TunedCollective::kCount ||
       (allowed.allows(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical) && team_.peerMemory() == nullptr);
   if (team_.rank == 0 && fits && chosen)
-    LOOM_INFO("INIT", team_.rank,
-              describeHosts(team_) << ": AllReduce, AllGather and ReduceScatter run within and across hosts in steps");
+    LOOM_INFO(
+        "INIT", team_.rank,
+        describeHosts(team_) << (blocksInFewRounds(planInputsOf(team_)) ? ": AllReduce, AllGather and ReduceScatter run"
+                                                                        : ": AllReduce runs")
+                             << " within and across hosts in steps");
   // The members' places are final: form the sub-teams here, not on a
   // collective's first call.
   team_.keepSubTeams();

@@ -89,8 +89,10 @@ steps_on_hosts() {  # ranks what host-expression
 }
 # Hosts met out of rank order: ranks 0 and 3 on one, 1 and 2 on the other,
 # so the ranks with local index 1 are 2 (second host) and 3 (first host);
-# the leaders (ranks 0 and 1) swap host a's blocks packed.
-steps_on_hosts 4 "fake hosts a b b a" 'case $RANK in 1|2) h=b ;; *) h=a ;; esac'
+# the leaders (ranks 0 and 1) swap host a's blocks packed. Slots of 4 KiB,
+# two a TCP link, make the two-host AllReduce go in many segments.
+LOOM_SOCKET_SLOTS=2 LOOM_SOCKET_SLOT_BYTES=4096 LOOM_SHM_SLOT_BYTES=4096 \
+  steps_on_hosts 4 "fake hosts a b b a" 'case $RANK in 1|2) h=b ;; *) h=a ;; esac'
 # Hosts of unequal sizes, ranks numbered round robin (host 0: ranks 0 2 4,
 # host 1: ranks 1 3): the local indices both hosts have carry the network
 # steps; AllGather and ReduceScatter hand rank 4's block to local index 0,

@@ -98,9 +98,19 @@ TEST(PlanTest, HostsOfSeveralRanksGoThroughLeadersWhenSmallAndInStepsWhenLarge) 
   // handing their blocks to the local indices every host has.
   PlanInputs uneven = layout(2, 3);
   uneven.shape = {5, 2, 3};
+  uneven.fewestRanksOnAHost = 2;
   EXPECT_EQ(planAllReduce(uneven, tuning(), 64 << 20), A::kHierarchical);
   EXPECT_EQ(planAllGather(uneven, tuning(), 64 << 20), A::kHierarchical);
   EXPECT_EQ(planReduceScatter(uneven, tuning(), 64 << 20), A::kHierarchical);
+  // Hosts of 1 and 3 ranks: AllGather and ReduceScatter would carry the
+  // larger host's blocks in three rounds: the flat ring, unless asked.
+  PlanInputs lopsided = layout(2, 3);
+  lopsided.shape = {4, 2, 3};
+  lopsided.fewestRanksOnAHost = 1;
+  EXPECT_EQ(planAllReduce(lopsided, tuning(), 64 << 20), A::kHierarchical);
+  EXPECT_EQ(planAllGather(lopsided, tuning(), 64 << 20), A::kRing);
+  EXPECT_EQ(planReduceScatter(lopsided, tuning(), 64 << 20), A::kRing);
+  EXPECT_EQ(planAllGather(lopsided, tuning("allgather:hierarchical"), 64 << 20), A::kHierarchical);
   // One rank on each host: no steps within hosts to take.
   EXPECT_EQ(planAllGather(layout(3, 1), tuning(), 64 << 20), A::kRing);
   EXPECT_EQ(planReduceScatter(layout(3, 1), tuning(), 64 << 20), A::kRing);
@@ -111,17 +121,23 @@ TEST(PlanTest, HostsOfSeveralRanksGoThroughLeadersWhenSmallAndInStepsWhenLarge) 
   EXPECT_TRUE(mayCopyDirect(C::kAllReduce, readable, tuning(), 64 << 20));
 }
 
-TEST(PlanTest, OneHostKeepsAllPairsUpToItsLimitThenTheModelDecides) {
+TEST(PlanTest, OneHostWeighsAllPairsUpToItsLimitWithTheOthers) {
   const PlanInputs in = layout(1, 8);
+  // One step wins while the data is small; every rank's buffer to and
+  // from 7 peers loses to halving/doubling's 6 steps by 16 KiB.
   EXPECT_EQ(planAllReduce(in, tuning(), 8), A::kAllPairs);
-  EXPECT_EQ(planAllReduce(in, tuning(), 16 * 1024), A::kAllPairs);
+  EXPECT_EQ(planAllReduce(in, tuning(), 4096), A::kAllPairs);
+  EXPECT_EQ(planAllReduce(in, tuning(), 16 * 1024), A::kHalvingDoubling);
   EXPECT_EQ(planAllReduce(in, tuning(), 64 << 20), A::kRing);
-  // Above all-pairs' limit, whatever the model finds cheapest among the
-  // ranked schedules runs: the plan and the model agree at every size.
-  for (size_t bytes = 16 * 1024 + 4; bytes < (size_t{256} << 20); bytes = bytes * 3 / 2) {
+  EXPECT_EQ(planAllReduce(layout(1, 2), tuning(), 16 * 1024), A::kAllPairs);  // one peer: one step
+  // Whatever the model finds cheapest among what may run, runs: the plan
+  // and the model agree at every size.
+  for (size_t bytes = 8; bytes < (size_t{256} << 20); bytes = bytes * 3 / 2 + 4) {
     A best = A::kRing;
-    for (A a : {A::kTree, A::kHalvingDoubling})
+    for (A a : {A::kTree, A::kHalvingDoubling, A::kAllPairs}) {
+      if (a == A::kAllPairs && bytes > tuning().allPairsMaxBytes) continue;
       if (us(C::kAllReduce, a, in, bytes) < us(C::kAllReduce, best, in, bytes)) best = a;
+    }
     EXPECT_EQ(planAllReduce(in, tuning(), bytes), best) << bytes << " bytes";
   }
   // LOOM_ALLPAIRS_MAX_BYTES moves the limit; a slot smaller than the call

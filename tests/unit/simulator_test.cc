@@ -103,15 +103,18 @@ INSTANTIATE_TEST_SUITE_P(Layouts, HostsTest,
 // AllReduce in steps on two hosts goes in segments of half a FIFO (4 slots
 // of 4 KiB here: 8 KiB), the local steps of one beside the network
 // exchange of the one before: exact, and each lane's block crosses the
-// link once each way, as the steps one after the other send it.
+// link once each way, as the steps one after the other send it. Hosts
+// 0 1 1 0 put lane 1's lower team index (rank 2) on the second host.
 TEST(SimulatorTest, TwoHostAllReduceInSegmentsIsExactAndSendsEachBlockOnce) {
-  for (const std::vector<int>& hosts : {std::vector<int>{2, 2}, std::vector<int>{3, 2}, std::vector<int>{1, 3}})
+  for (const std::vector<int>& hostOf : {std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 0, 0, 1, 1},
+                                         std::vector<int>{0, 1, 1, 1}, std::vector<int>{0, 1, 1, 0}})
     for (size_t bytes : {size_t{40000}, size_t{4 * 30011}}) {
-      int p = 0;
-      for (int n : hosts) p += n;
+      SimulationLayout layout = layoutOf({});
+      layout.hostOf = hostOf;
+      const int p = static_cast<int>(hostOf.size());
       const std::string what = describe(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical, p, bytes);
       const SimulatedPoint point =
-          simulate::simulatePoint(layoutOf(hosts), TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical, bytes);
+          simulate::simulatePoint(layout, TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical, bytes);
       EXPECT_EQ(point.ran, "hierarchical") << what;
       EXPECT_EQ(point.network.bytes, 2 * bytes) << what;
     }

@@ -26,22 +26,27 @@ using A = TunedAlgorithm;
 
 // What one communicator measures: LOOM_ALGO leaves each collective one
 // algorithm, which then runs at every size.
+// The latency point, then the bandwidth points: where the schedules'
+// crossovers fall on machines of a few to a few dozen ranks. All-pairs runs
+// within a slot only, and competes where calls are small.
+constexpr int kSizeCount = 5;
+using Sizes = size_t[kSizeCount];
+const Sizes kSizes = {8, size_t{64} << 10, size_t{256} << 10, size_t{1} << 20, size_t{4} << 20};
+const Sizes kSmallSizes = {8, size_t{1} << 10, size_t{4} << 10, size_t{16} << 10, size_t{32} << 10};
+
 struct Setting {
   const char* algo;
   A allReduce;
   A allGather;  // kCount: AllGather not measured
+  const Sizes& sizes;
 };
 const Setting kSettings[] = {
-    {"allreduce:ring;allgather:ring", A::kRing, A::kRing},
-    {"allreduce:tree;allgather:bruck", A::kTree, A::kBruck},
-    {"allreduce:halvingdoubling", A::kHalvingDoubling, A::kCount},
+    {"allreduce:ring;allgather:ring", A::kRing, A::kRing, kSizes},
+    {"allreduce:tree;allgather:bruck", A::kTree, A::kBruck, kSizes},
+    {"allreduce:halvingdoubling", A::kHalvingDoubling, A::kCount, kSizes},
+    {"allreduce:allpairs", A::kAllPairs, A::kCount, kSmallSizes},
 };
 constexpr int kSettingCount = sizeof(kSettings) / sizeof(kSettings[0]);
-
-// The latency point, then the bandwidth points: where the schedules'
-// crossovers fall on machines of a few to a few dozen ranks.
-const size_t kSizes[] = {8, size_t{64} << 10, size_t{256} << 10, size_t{1} << 20, size_t{4} << 20};
-constexpr int kSizeCount = sizeof(kSizes) / sizeof(kSizes[0]);
 
 // One line per measurement from rank 0 to the parent: setting, collective
 // (0 AllReduce, 1 AllGather), size index, microseconds per call.
@@ -84,7 +89,7 @@ double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void*
 }
 
 [[noreturn]] void runRank(int rank, int ranks, const std::vector<loomUniqueId>& ids, int reportFd) {
-  std::vector<float> send(kSizes[kSizeCount - 1] / sizeof(float) + 1, 1.0f), recv(send.size() * 2);
+  std::vector<float> send(kSizes[kSizeCount - 1] / sizeof(float) + 1, 1.0f), recv(send.size() * 2);  // the largest
   for (int s = 0; s < kSettingCount; ++s) {
     setenv("LOOM_ALGO", kSettings[s].algo, 1);
     loomComm_t comm = nullptr;
@@ -97,7 +102,7 @@ double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void*
     for (int collective = 0; collective < 2; ++collective) {
       if (collective == 1 && kSettings[s].allGather == A::kCount) continue;
       for (int size = 0; size < kSizeCount; ++size) {
-        const double us = timeCalls(comm, collective, kSizes[size], ranks, send.data(), recv.data());
+        const double us = timeCalls(comm, collective, kSettings[s].sizes[size], ranks, send.data(), recv.data());
         if (rank == 0) {
           const Sample sample{s, collective, size, us};
           if (write(reportFd, &sample, sizeof(sample)) != sizeof(sample)) std::_Exit(4);
@@ -172,17 +177,20 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   shm.latencyUs = us[0][0][0] / ringSmall.steps;
   auto fitAlgorithm = [&](int setting, int collective, A algorithm) {
     const C c = collective == 0 ? C::kAllReduce : C::kAllGather;
-    const double steps = trafficOf(c, algorithm, ranks, 8).steps;
+    const Traffic latency = trafficOf(c, algorithm, ranks, 8);
+    const double steps = latency.steps;
+    // Its further messages (all-pairs') cost the built-in messageUs each.
+    const double messagesUs = latency.messages * shm.messageUs;
     std::string line = std::string("  ") + collectiveName(c) + " " + algorithmName(algorithm) + ":";
     for (int size = 0; size < kSizeCount; ++size) line += " " + shortNumber(us[setting][collective][size]);
     report << line << "\n";
-    const double stepUs = std::max(0.0, us[setting][collective][0] / steps - shm.latencyUs);
+    const double stepUs = std::max(0.0, (us[setting][collective][0] - messagesUs) / steps - shm.latencyUs);
     std::vector<double> bytes, times;
     for (int size = 1; size < kSizeCount; ++size) {
-      bytes.push_back(trafficOf(c, algorithm, ranks, static_cast<double>(kSizes[size])).bytes);
+      bytes.push_back(trafficOf(c, algorithm, ranks, static_cast<double>(kSettings[setting].sizes[size])).bytes);
       times.push_back(us[setting][collective][size]);
     }
-    const double slope = fitSlope(bytes, times, steps * (shm.latencyUs + stepUs));
+    const double slope = fitSlope(bytes, times, steps * (shm.latencyUs + stepUs) + messagesUs);
     return std::pair{stepUs, slope};
   };
   // The ring's slope is the link's bandwidth (a plain variable: a lambda
@@ -203,6 +211,7 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   setAlgorithm(A::kHalvingDoubling, fitAlgorithm(2, 0, A::kHalvingDoubling));
   fitAlgorithm(0, 1, A::kRing);  // AllGather's ring: reported, the link is the AllReduce's
   setAlgorithm(A::kBruck, fitAlgorithm(1, 1, A::kBruck));
+  setAlgorithm(A::kAllPairs, fitAlgorithm(3, 0, A::kAllPairs));
 
   char host[256] = "this host";
   gethostname(host, sizeof(host) - 1);

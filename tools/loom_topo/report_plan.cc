@@ -129,6 +129,7 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
   const int ranks = static_cast<int>(identities.size());
   const int most = *std::max_element(ranksPerHost.begin(), ranksPerHost.end());
   in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most};
+  in.fewestRanksOnAHost = *std::min_element(ranksPerHost.begin(), ranksPerHost.end());
   if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
   const CommConfig config = readCommConfig(nullptr);
   const Tuning& tuning = config.tuning;

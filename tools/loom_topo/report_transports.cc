@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/rank_list.h"
 #include "collectives/hierarchical.h"
+#include "collectives/plan.h"
 #include "loom_topo/report.h"
 #include "transport/identity.h"
 #include "transport/registry.h"
@@ -35,8 +36,16 @@ void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
   }
   team.hosts = hostsOf(team);
   const std::string hosts = describeHosts(team);
-  if (hierarchicalFits(team)) {
+  PlanInputs in;
+  in.shape = {team.nranks, team.hosts, *std::max_element(seen.begin(), seen.end())};
+  in.fewestRanksOnAHost = *std::min_element(seen.begin(), seen.end());
+  if (hierarchicalFits(team) && blocksInFewRounds(in)) {
     os << "  AllReduce, AllGather, ReduceScatter: within and across hosts in steps (" << hosts << ")\n";
+  } else if (hierarchicalFits(team)) {
+    os << "  AllReduce: within and across hosts in steps (" << hosts << ")\n"
+       << "  AllGather, ReduceScatter: flat ring (" << hosts
+       << "; in steps a larger host's further blocks would take more than two rounds; LOOM_ALGO=hierarchical "
+          "asks for them)\n";
   } else {
     os << "  AllReduce, AllGather, ReduceScatter: flat ring (" << hosts
        << "; steps within and across hosts need several hosts, one with two ranks or more)\n";

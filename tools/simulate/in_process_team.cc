@@ -41,6 +41,7 @@ Team inProcessTeam(int rank, int nranks, const std::vector<int>& hostOf, const s
   }
   team.hosts = static_cast<int>(onHost.size());
   team.mostRanksOnAHost = *std::max_element(onHost.begin(), onHost.end());
+  team.fewestRanksOnAHost = *std::min_element(onHost.begin(), onHost.end());
   team.ring = ring.empty() ? team.members : ring;
   team.ringPosition = static_cast<int>(std::find(team.ring.begin(), team.ring.end(), rank) - team.ring.begin());
   team.connections = connections;
