@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "collectives/algorithm_table.h"
 
@@ -69,5 +70,18 @@ bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm);
 // ReduceScatter's input); negative where the model does not rank it.
 double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const TeamShape& shape, size_t bytes,
                   const CostConstants& costs);
+
+// The model's last choice per collective for one team, so that calls of one
+// size back to back do not weigh the schedules again (tens of nanoseconds
+// of an 8-byte call). The choice depends on nothing else that changes: the
+// team's shape, its tuning and its slots are fixed.
+struct RankedMemo {
+  size_t bytes[kTunedCollectives];
+  TunedAlgorithm algorithm[kTunedCollectives];
+  RankedMemo() {
+    for (size_t& b : bytes) b = SIZE_MAX;
+    for (TunedAlgorithm& a : algorithm) a = TunedAlgorithm::kRing;
+  }
+};
 
 }  // namespace loom

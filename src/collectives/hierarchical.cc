@@ -54,6 +54,7 @@ Task<> allReduceAcrossHosts(const Team& team, const Team& across, const Collecti
                             const WaitContext& wait) {
   PlanInputs in = planInputsOf(across);
   in.shape = {across.nranks, across.nranks, team.mostRanksOnAHost};
+  in.memo = nullptr;  // another shape than the team's own: a large call weighs again
   // LOOM_ALGO=allreduce:hierarchical asks for the steps, not for a ring
   // across: the step then chooses as if LOOM_ALGO were unset.
   std::optional<Tuning> unrestricted;

@@ -87,6 +87,8 @@ Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, c
 TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   // One rank has nothing to weigh: every schedule copies its input.
   if (in.shape.nranks == 1) return TunedAlgorithm::kRing;
+  const int c = static_cast<int>(collective);
+  if (in.memo != nullptr && in.memo->bytes[c] == bytes) return in.memo->algorithm[c];
   TunedAlgorithm best = TunedAlgorithm::kRing;
   double bestUs = -1;
   for (TunedAlgorithm algorithm : weighedAlgorithms(collective, in, tuning, bytes)) {
@@ -95,6 +97,10 @@ TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, 
       best = algorithm;
       bestUs = us;
     }
+  }
+  if (in.memo != nullptr) {
+    in.memo->bytes[c] = bytes;
+    in.memo->algorithm[c] = best;
   }
   return best;
 }
@@ -111,6 +117,7 @@ PlanInputs planInputsOf(const Team& team) {
   in.singleCopy = team.peerMemory() != nullptr;
   in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();
   in.slotBytes = team.slotBytes;
+  in.memo = &team.rankedMemo;
   return in;
 }
 

@@ -36,6 +36,7 @@ struct PlanInputs {
   bool singleCopy = false;         // every rank reads every peer's memory (direct.h)
   bool registeredWindows = false;  // some buffers are registered (registered.h)
   size_t slotBytes = SIZE_MAX;     // Team::slotBytes
+  RankedMemo* memo = nullptr;      // Team::rankedMemo; none for a described team
 };
 
 PlanInputs planInputsOf(const Team& team);

@@ -63,6 +63,7 @@ struct Team {
   // Scratch for a schedule that keeps partial results across its waits;
   // collectives run one at a time per communicator, so one buffer serves.
   mutable std::vector<char> reduceScratch;
+  mutable RankedMemo rankedMemo;  // the cost model's last choices (plan.h's cheapestRanked)
 
   int peerOf(int index) const { return members[index]; }
   SendConnection& sendTo(int index, Channel channel = Channel::kCollective) const {
