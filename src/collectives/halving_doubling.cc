@@ -32,18 +32,6 @@ Stretch stretchOf(const BlockLayout& blocks, int first, int last) {
   return {blocks.offset[first], blocks.offset[last - 1] + blocks.size[last - 1] - blocks.offset[first]};
 }
 
-// Sends `count` elements from `src` to `to`, slot by slot.
-Task<> sendAll(Primitives& prims, size_t chunk, SendConnection& to, const char* src, size_t count) {
-  for (size_t at = 0; at < count; at += chunk)
-    co_await prims.send(to, src + at * prims.elementSize(), std::min(chunk, count - at));
-}
-
-// Receives `count` elements from `from` into `dst`, slot by slot.
-Task<> recvAll(Primitives& prims, size_t chunk, RecvConnection& from, char* dst, size_t count) {
-  for (size_t at = 0; at < count; at += chunk)
-    co_await prims.recv(from, dst + at * prims.elementSize(), std::min(chunk, count - at));
-}
-
 // Exchanges with one partner slot by slot, a send then a receive, so that
 // neither side waits on a full FIFO while the other waits on it: `mine`
 // goes out, the partner's `theirs` elements land at `into`, reduced into
@@ -149,8 +137,8 @@ Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, co
 
   if (folding.sitsOut(position)) {
     const int partner = team.ringRank(position + 1);
-    co_await sendAll(prims, chunk, team.sendTo(partner), in, args.count);
-    co_await recvAll(prims, chunk, team.recvFrom(partner), out, args.count);
+    co_await prims.sendAll(team.sendTo(partner), in, args.count, chunk);
+    co_await prims.recvAll(team.recvFrom(partner), out, args.count, chunk);
     finishAverage();
     co_return;
   }
@@ -197,7 +185,7 @@ Task<> halvingDoublingAllReduce(const Team& team, const CollectiveArgs& args, co
   }
 
   if (folding.takesFolded(position))
-    co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), out, args.count);
+    co_await prims.sendAll(team.sendTo(team.ringRank(position - 1)), out, args.count, chunk);
   finishAverage();
 }
 
@@ -227,8 +215,8 @@ Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args
 
   if (folding.sitsOut(position)) {
     const int partner = team.ringRank(position + 1);
-    co_await sendAll(prims, chunk, team.sendTo(partner), in, total);
-    co_await recvAll(prims, chunk, team.recvFrom(partner), out, count);
+    co_await prims.sendAll(team.sendTo(partner), in, total, chunk);
+    co_await prims.recvAll(team.recvFrom(partner), out, count, chunk);
     finishAverage(out);
     co_return;
   }
@@ -271,7 +259,7 @@ Task<> halvingDoublingReduceScatter(const Team& team, const CollectiveArgs& args
   // Slot `first` holds this rank's block, then the folded rank's.
   const char* mine = ordered + static_cast<size_t>(order.firstBlock(first)) * blockBytes;
   prims.copy(out, mine, blockBytes);
-  if (takesFolded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), mine + blockBytes, count);
+  if (takesFolded) co_await prims.sendAll(team.sendTo(team.ringRank(position - 1)), mine + blockBytes, count, chunk);
   finishAverage(out);
 }
 
@@ -297,8 +285,8 @@ Task<> halvingDoublingAllGather(const Team& team, const CollectiveArgs& args, co
     // In place the input is this rank's block of the output: sent before
     // anything lands there.
     const int partner = team.ringRank(position + 1);
-    co_await sendAll(prims, chunk, team.sendTo(partner), in, count);
-    co_await recvAll(prims, chunk, team.recvFrom(partner), out, total);
+    co_await prims.sendAll(team.sendTo(partner), in, count, chunk);
+    co_await prims.recvAll(team.recvFrom(partner), out, total, chunk);
     co_return;
   }
   const bool takesFolded = folding.takesFolded(position);
@@ -310,7 +298,7 @@ Task<> halvingDoublingAllGather(const Team& team, const CollectiveArgs& args, co
   int first = order.slotOf(me), last = first + 1;
   char* own = ordered.data() + static_cast<size_t>(order.firstBlock(first)) * blockBytes;
   prims.copy(own, in, blockBytes);
-  if (takesFolded) co_await recvAll(prims, chunk, team.recvFrom(team.ringRank(position - 1)), own + blockBytes, count);
+  if (takesFolded) co_await prims.recvAll(team.recvFrom(team.ringRank(position - 1)), own + blockBytes, count, chunk);
   for (int bit = folding.exchanging / 2; bit >= 1; bit >>= 1) {
     const int partner = team.ringRank(folding.positionOf(me ^ bit));
     const int span = last - first;
@@ -327,7 +315,7 @@ Task<> halvingDoublingAllGather(const Team& team, const CollectiveArgs& args, co
     for (int j = 0; j < order.blocks(s); ++j)
       prims.copy(out + static_cast<size_t>(team.ringRank(order.positionOfBlock(s, j))) * blockBytes,
                  ordered.data() + static_cast<size_t>(order.firstBlock(s) + j) * blockBytes, blockBytes);
-  if (takesFolded) co_await sendAll(prims, chunk, team.sendTo(team.ringRank(position - 1)), out, total);
+  if (takesFolded) co_await prims.sendAll(team.sendTo(team.ringRank(position - 1)), out, total, chunk);
 }
 
 }  // namespace loom

@@ -36,9 +36,8 @@ struct Lanes {
   }
   // The local index whose block `lane` carries in `round`.
   int member(int lane, int round) const { return round * lanes + lane; }
-  // The lane and round that carry local index `member`'s block.
+  // The lane that carries local index `member`'s block.
   int laneOf(int member) const { return member % lanes; }
-  int roundOf(int member) const { return member / lanes; }
 };
 
 // A block of `count` elements at the place of rank `ofHost[member]`, or an
@@ -66,23 +65,6 @@ BlockLayout acrossHosts(const Team& team, const Team& across, const Lanes& l, in
   return layout;
 }
 
-// `count` elements to or from a member of the host, a slot at a time.
-Task<> sendWithinHost(const Team& host, int to, const void* data, size_t count, Primitives& prims) {
-  SendConnection& connection = host.sendTo(to);
-  const size_t chunk = prims.chunkElements(host.slotBytes);
-  const char* bytes = static_cast<const char*>(data);
-  for (size_t start = 0; start < count; start += chunk)
-    co_await prims.send(connection, bytes + start * prims.elementSize(), std::min(chunk, count - start));
-}
-
-Task<> recvWithinHost(const Team& host, int from, void* data, size_t count, Primitives& prims) {
-  RecvConnection& connection = host.recvFrom(from);
-  const size_t chunk = prims.chunkElements(host.slotBytes);
-  char* bytes = static_cast<char*>(data);
-  for (size_t start = 0; start < count; start += chunk)
-    co_await prims.recv(connection, bytes + start * prims.elementSize(), std::min(chunk, count - start));
-}
-
 }  // namespace
 
 // AllGather: block r of the result is rank r's. A further rank hands its
@@ -103,13 +85,13 @@ Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const
   const std::vector<int>& mine = team.membersByHost()[team.places[team.rank].host];
 
   if (host.rank >= l.lanes) {
-    co_await sendWithinHost(host, l.laneOf(host.rank), args.sendbuf, count, prims);
+    co_await prims.sendAll(host.sendTo(l.laneOf(host.rank)), args.sendbuf, count, prims.chunkElements(host.slotBytes));
   } else {
     for (int round = 1; round < l.rounds; ++round) {
       const int member = l.member(host.rank, round);
       if (member < host.nranks)
-        co_await recvWithinHost(host, member, out + static_cast<size_t>(mine[member]) * count * elementSize, count,
-                                prims);
+        co_await prims.recvAll(host.recvFrom(member), out + static_cast<size_t>(mine[member]) * count * elementSize,
+                               count, prims.chunkElements(host.slotBytes));
     }
     const Team& across = team.localIndexTeam();
     for (int round = 0; round < l.rounds; ++round)
@@ -168,10 +150,12 @@ Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, c
       }
       void* result = round == 0 ? args.recvbuf : static_cast<void*>(partial(myHost, round));
       co_await ringReduceScatterBlocks(across, partials.data(), blocks, result, args.dtype, op, args.memory, wait);
-      if (round > 0 && member < host.nranks) co_await sendWithinHost(host, member, result, count, prims);
+      if (round > 0 && member < host.nranks)
+        co_await prims.sendAll(host.sendTo(member), result, count, prims.chunkElements(host.slotBytes));
     }
   } else {
-    co_await recvWithinHost(host, l.laneOf(host.rank), args.recvbuf, count, prims);
+    co_await prims.recvAll(host.recvFrom(l.laneOf(host.rank)), args.recvbuf, count,
+                           prims.chunkElements(host.slotBytes));
   }
   if (args.op == loomAvg) executorFor(args.memory).divide(args.recvbuf, count, args.dtype, team.nranks);
 }

@@ -22,15 +22,6 @@ BlockLayout segmentOf(const BlockLayout& blocks, size_t index, size_t segment) {
   return part;
 }
 
-// The lane's partial reduction of a segment to its peer lane on the other
-// host, a slot at a time.
-Task<> sendSegment(const Team& across, const char* data, size_t count, Primitives& prims) {
-  SendConnection& to = across.sendTo(1 - across.rank);
-  const size_t chunk = prims.chunkElements(across.slotBytes);
-  for (size_t start = 0; start < count; start += chunk)
-    co_await prims.send(to, data + start * prims.elementSize(), std::min(chunk, count - start));
-}
-
 // The peer lane's partial reduction combined with this lane's in place, the
 // operand of the lane's lower team index first on both hosts, so both get
 // bitwise the same result (min and max of a NaN depend on the order).
@@ -92,7 +83,9 @@ Task<> pipelinedTwoHostAllReduce(const Team& team, const CollectiveArgs& args, c
       const BlockLayout part = segmentOf(blocks, c, segment);
       char* mine = out + part.offset[host.rank] * elementSize;
       co_await ringReduceScatterBlocks(host, args.sendbuf, part, mine, args.dtype, op, args.memory, wait);
-      if (lane) co_await sendSegment(*across, mine, part.size[host.rank], prims);
+      if (lane)
+        co_await prims.sendAll(across->sendTo(1 - across->rank), mine, part.size[host.rank],
+                               prims.chunkElements(across->slotBytes));
     }
     if (c > 0) {
       const BlockLayout part = segmentOf(blocks, c - 1, segment);

@@ -30,6 +30,18 @@ Task<> Primitives::recv(RecvConnection& from, void* dst, size_t count) {
   from.release();
 }
 
+Task<> Primitives::sendAll(SendConnection& to, const void* src, size_t count, size_t chunk) {
+  const char* bytes = static_cast<const char*>(src);
+  for (size_t at = 0; at < count; at += chunk)
+    co_await send(to, bytes + at * elementSize_, std::min(chunk, count - at));
+}
+
+Task<> Primitives::recvAll(RecvConnection& from, void* dst, size_t count, size_t chunk) {
+  char* bytes = static_cast<char*>(dst);
+  for (size_t at = 0; at < count; at += chunk)
+    co_await recv(from, bytes + at * elementSize_, std::min(chunk, count - at));
+}
+
 Task<> Primitives::recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count) {
   const void* in = co_await from.acquire(wait_, count * elementSize_);
   void* out = co_await to.acquire(wait_);

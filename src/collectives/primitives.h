@@ -28,6 +28,9 @@ class Primitives {
 
   Task<> send(SendConnection& to, const void* src, size_t count);
   Task<> recv(RecvConnection& from, void* dst, size_t count);
+  // `count` elements of any length, `chunk` (chunkElements) a message.
+  Task<> sendAll(SendConnection& to, const void* src, size_t count, size_t chunk);
+  Task<> recvAll(RecvConnection& from, void* dst, size_t count, size_t chunk);
   Task<> recvReduceSend(RecvConnection& from, SendConnection& to, const void* local, size_t count);
   // Final reduction step: dst = incoming (op) local, divided by nranks for avg.
   Task<> recvReduceCopy(RecvConnection& from, const void* local, void* dst, size_t count);
