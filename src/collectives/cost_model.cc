@@ -103,11 +103,13 @@ double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const Te
   if (shape.nranks <= 1) return 0;
   const bool acrossHosts = shape.hosts > 1;
   const LinkCosts& link = acrossHosts ? costs.network : costs.sharedMemory;
-  const int sharers = acrossHosts && traffic.everyRankAtOnce ? shape.mostRanksOnAHost : 1;
+  const int sharers = acrossHosts ? shape.lanes * (traffic.everyRankAtOnce ? shape.mostRanksOnAHost : 1) : 1;
   const int a = static_cast<int>(algorithm);
   const double bandwidth = link.bytesPerUs / sharers * costs.efficiency[a];
-  return traffic.steps * (link.latencyUs + costs.stepUs[a]) + traffic.messages * link.messageUs +
-         traffic.bytes / bandwidth;
+  // Each step the host's link carries a message per sharer: the kernel
+  // passes of the further ones add up as all-pairs' further messages do.
+  const double messages = traffic.messages + traffic.steps * (sharers - 1);
+  return traffic.steps * (link.latencyUs + costs.stepUs[a]) + messages * link.messageUs + traffic.bytes / bandwidth;
 }
 
 }  // namespace loom

@@ -7,9 +7,13 @@
 // schedules send from every rank of a host at once).
 //
 //   time = steps x (link latency + the schedule's own cost per step)
-//        + further messages x the link's cost per message
+//        + (further messages + steps x (sharers - 1)) x the link's cost
+//          per message
 //        + bytes on the busiest link / (link bandwidth / sharers x the
 //          schedule's efficiency)
+//
+// where the sharers are the ranks of a host whose messages cross its
+// network link in one step.
 //
 // The constants sit in one table (defaultCosts); they describe a machine
 // with a core per rank, and a tuning file measured on the running machine
@@ -47,6 +51,10 @@ struct TeamShape {
   int nranks = 1;
   int hosts = 1;
   int mostRanksOnAHost = 1;  // the ranks that may share a host's network link
+  // Teams of this shape that run beside this one at once, each with a rank
+  // on every host, sharing each host's link: the lanes of the steps across
+  // hosts (hierarchical.h).
+  int lanes = 1;
 };
 
 // One schedule's shape on P ranks moving `bytes`: its steps, the bytes

@@ -44,21 +44,19 @@ Task<> throughLeader(const Team& host, const void* mine, size_t bytes, void* res
   down.release();
 }
 
-// The cross-host step of an AllReduce in steps: among `across` (one rank
-// per host, `block` its part of the buffer), the cost model's cheapest
-// schedule, counting every rank of the busiest host as crossing its link at
-// once (each local index runs its own step beside the others). A size rule
-// would take all-pairs for every small block, which sends each block to
-// every host: at 16 hosts, 7.5 times a ring's bytes.
-Task<> allReduceAcrossHosts(const Team& team, const Team& across, const CollectiveArgs& block,
-                            const WaitContext& wait) {
+// The step across hosts of an AllReduce in steps or through leaders: among
+// `across` (one rank per host, `block` its part of the buffer), the cost
+// model's cheapest schedule, with `lanes` such teams crossing each host's
+// link at once (each local index of the steps runs its own; the leaders are
+// one). plan_estimates.cc estimates it alike. A size rule would take
+// all-pairs for every small block, which sends each block to every host:
+// at 16 hosts, 7.5 times a ring's bytes.
+Task<> allReduceAcrossHosts(const Team& across, int lanes, const CollectiveArgs& block, const WaitContext& wait) {
   PlanInputs in = planInputsOf(across);
-  in.shape = {across.nranks, across.nranks, team.mostRanksOnAHost};
+  in.shape = {across.nranks, across.nranks, 1, lanes};
   in.memo = nullptr;  // another shape than the team's own: a large call weighs again
-  // LOOM_ALGO=allreduce:hierarchical asks for the steps, not for a ring
-  // across: the step then chooses as if LOOM_ALGO were unset.
   std::optional<Tuning> unrestricted;
-  if (across.tuning.allowed.onlyAllows(TunedCollective::kAllReduce, TunedAlgorithm::kHierarchical)) {
+  if (acrossHostsUnrestricted(across.tuning)) {
     unrestricted = across.tuning;
     unrestricted->allowed = AlgorithmFilter();
   }
@@ -113,7 +111,7 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   const size_t mineCount = blocks.size[host.rank];
   // On two hosts, blocks of several segments overlap the steps (every rank
   // of both hosts decides alike: the same blocks, the same links).
-  const size_t segment = twoHostSegmentElements(team, static_cast<int>(shared), elementSize);
+  const size_t segment = team.twoHostSegmentBytes / elementSize;
   if (segment > 0 && blocks.largest() > segment) {
     co_await pipelinedTwoHostAllReduce(team, args, blocks, static_cast<int>(shared), segment, wait);
     co_return;
@@ -124,7 +122,7 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   if (static_cast<size_t>(host.rank) < shared) {
     const Team& across = team.localIndexTeam();  // one member per host
     CollectiveArgs block{mine, mine, mineCount, args.dtype, op, 0};
-    co_await allReduceAcrossHosts(team, across, block, wait);
+    co_await allReduceAcrossHosts(across, static_cast<int>(shared), block, wait);
     if (args.op == loomAvg) exec.divide(mine, mineCount, args.dtype, team.nranks);
   }
 
@@ -139,15 +137,17 @@ bool fitsLeaderAllReduce(const Team& team, size_t bytes, size_t limitBytes) {
 
 // Small AllReduce through one leader per host, as Open MPI's HAN: each
 // host's ranks send their input to the host's first rank, which reduces
-// them in local-index order; the leaders AllReduce the host sums in one
-// all-pairs step over the network; each leader hands the result back.
+// them in local-index order; the leaders AllReduce the host sums over the
+// network (the cost model's cheapest schedule among them: one all-pairs
+// step on few hosts, halving/doubling or a tree on many); each leader
+// hands the result back.
 // Only the leaders touch the network, and every other rank waits once. On
 // oversubscribed cores each wait is a sleep and a wake-up, and each TCP
 // message costs its sender tens of microseconds of kernel time: all-pairs
 // within hosts, then all-pairs among the ranks of each local index, moved
 // twice the messages with twice the sleeps and was 2.5x slower on 2 hosts
 // x 2 ranks (docs/PERF.md). Every rank gets bitwise the same result: its
-// leader's, and the leaders add the host sums in one order.
+// leader's, and every schedule across leaves the leaders one result.
 Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
@@ -165,11 +165,8 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
     from.release();
   }
 
-  // Every leader adds the host sums in its team's order, which is host
-  // order: a host's leader is its lowest rank, and hosts are numbered by
-  // their lowest rank (MemberPlace).
   const CollectiveArgs hostSums{args.recvbuf, args.recvbuf, args.count, args.dtype, op, 0};
-  co_await allPairsAllReduce(team.localIndexTeam(), hostSums, wait);
+  co_await allReduceAcrossHosts(team.localIndexTeam(), 1, hostSums, wait);
   if (args.op == loomAvg) exec.divide(args.recvbuf, args.count, args.dtype, team.nranks);
 
   for (int member = 1; member < host.nranks; ++member) {

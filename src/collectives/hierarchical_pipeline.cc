@@ -44,8 +44,9 @@ Task<> combineSegment(const Team& across, char* data, size_t count, const Collec
 
 }  // namespace
 
-size_t twoHostSegmentElements(const Team& team, int lanes, size_t elementSize) {
+size_t twoHostSegmentBytes(const Team& team) {
   if (team.hosts != 2 || team.connections == nullptr) return 0;
+  const int lanes = team.fewestRanksOnAHost;
   // Every rank of both hosts must cut the same segments: from every lane's
   // link as all ranks see it, the fewest bytes half a FIFO holds.
   const std::vector<std::vector<int>>& hosts = team.membersByHost();
@@ -57,7 +58,7 @@ size_t twoHostSegmentElements(const Team& team, int lanes, size_t elementSize) {
   }
   // A segment of a lane is cut into messages of the lane team's slot (at
   // most the link's), so it takes at most half the FIFO's slots.
-  return bytes / elementSize;
+  return bytes;
 }
 
 // Segment c: the host's ranks reduce-scatter it over shared memory, and each

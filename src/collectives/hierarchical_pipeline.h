@@ -11,15 +11,16 @@
 
 namespace loom {
 
-// Elements of a segment for a team on two hosts whose `lanes` (local index
-// i < lanes on both hosts) exchange `elementSize`-byte elements: half the
-// link's FIFO, so that one segment can wait in it while the next is
-// posted; 0 where the team is not on two hosts.
-size_t twoHostSegmentElements(const Team& team, int lanes, size_t elementSize);
+// The bytes of a segment for a team on two hosts, whose lanes (local index
+// i < fewestRanksOnAHost on both hosts) exchange segments: half the link's
+// FIFO, so that one segment can wait in it while the next is posted; 0
+// where the team is not on two hosts. The team keeps it
+// (Team::twoHostSegmentBytes).
+size_t twoHostSegmentBytes(const Team& team);
 
 // `blocks` as hierarchicalAllReduce cuts them (a block per host member, the
-// first `lanes` of them the lanes', the others empty); `segment` from
-// twoHostSegmentElements(), not 0.
+// first `lanes` of them the lanes', the others empty); `segment` in
+// elements, from Team::twoHostSegmentBytes, not 0.
 Task<> pipelinedTwoHostAllReduce(const Team& team, const CollectiveArgs& args, const BlockLayout& blocks, int lanes,
                                  size_t segment, const WaitContext& wait);
 

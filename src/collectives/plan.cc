@@ -47,11 +47,25 @@ bool useHierarchy(TunedCollective collective, const PlanInputs& in, const Allowe
   return !in.singleCopy && (collective == TunedCollective::kAllReduce || blocksInFewRounds(in));
 }
 
-// Rules 4 and 5.
-TunedAlgorithm largeOrRanked(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+// The host leaders where they apply to a call of `bytes`.
+bool leadersApply(TunedCollective collective, const PlanInputs& in, const Allowed& allowed, const Tuning& tuning,
+                  size_t bytes) {
+  if (collective != TunedCollective::kAllReduce && collective != TunedCollective::kAllGather) return false;
+  return useLeaders(in, allowed) &&
+         fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, tuning.allPairsMaxBytes));
+}
+
+// Rule 3: the model's choice where it is one of the compositions or
+// all-pairs; otherwise single-copy transfers where they apply, else the
+// model's choice.
+TunedAlgorithm weighed(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
+  const TunedAlgorithm best = cheapestRanked(collective, in, tuning, bytes);
+  if (best == TunedAlgorithm::kHostLeaders || best == TunedAlgorithm::kHierarchical ||
+      best == TunedAlgorithm::kAllPairs)
+    return best;
   if (mayUseRegistered(collective, in, tuning, bytes) || mayCopyDirect(collective, in, tuning, bytes))
     return TunedAlgorithm::kRing;
-  return cheapestRanked(collective, in, tuning, bytes);
+  return best;
 }
 
 }  // namespace
@@ -81,6 +95,12 @@ Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, c
       continue;
     candidates.list[candidates.count++] = algorithm;
   }
+  if (allowed.may(TunedAlgorithm::kHostLeaders) && leadersApply(collective, in, allowed, tuning, bytes))
+    candidates.list[candidates.count++] = TunedAlgorithm::kHostLeaders;
+  if ((collective == TunedCollective::kAllReduce || collective == TunedCollective::kAllGather ||
+       collective == TunedCollective::kReduceScatter) &&
+      useHierarchy(collective, in, allowed))
+    candidates.list[candidates.count++] = TunedAlgorithm::kHierarchical;
   return candidates;
 }
 
@@ -92,7 +112,7 @@ TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, 
   TunedAlgorithm best = TunedAlgorithm::kRing;
   double bestUs = -1;
   for (TunedAlgorithm algorithm : weighedAlgorithms(collective, in, tuning, bytes)) {
-    const double us = estimateUs(collective, algorithm, in.shape, bytes, tuning.costs);
+    const double us = planEstimateUs(collective, algorithm, in, tuning, bytes);
     if (bestUs < 0 || us < bestUs) {
       best = algorithm;
       bestUs = us;
@@ -103,6 +123,14 @@ TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, 
     in.memo->algorithm[c] = best;
   }
   return best;
+}
+
+bool acrossHostsUnrestricted(const Tuning& tuning) {
+  const Allowed allowed(tuning, TunedCollective::kAllReduce);
+  for (TunedAlgorithm flat :
+       {TunedAlgorithm::kRing, TunedAlgorithm::kTree, TunedAlgorithm::kHalvingDoubling, TunedAlgorithm::kAllPairs})
+    if (allowed.may(flat)) return false;
+  return true;
 }
 
 bool blocksInFewRounds(const PlanInputs& in) {
@@ -117,42 +145,29 @@ PlanInputs planInputsOf(const Team& team) {
   in.singleCopy = team.peerMemory() != nullptr;
   in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();
   in.slotBytes = team.slotBytes;
+  in.twoHostSegmentBytes = team.twoHostSegmentBytes;
   in.memo = &team.rankedMemo;
   return in;
 }
 
 TunedAlgorithm planAllReduce(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const Allowed allowed(tuning, TunedCollective::kAllReduce);
-  const size_t small = tuning.allPairsMaxBytes;
   if (allowed.alone(TunedAlgorithm::kTree)) return TunedAlgorithm::kTree;
   if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
-  if (useLeaders(in, allowed) && fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, small)))
-    return TunedAlgorithm::kHostLeaders;
-  const bool allPairsFits = allowed.may(TunedAlgorithm::kAllPairs) &&
-                            fitsAllPairs(in, bytes, allowed.limit(TunedAlgorithm::kAllPairs, small));
-  if (allPairsFits && allowed.alone(TunedAlgorithm::kAllPairs)) return TunedAlgorithm::kAllPairs;
-  if (allPairsFits) return cheapestRanked(TunedCollective::kAllReduce, in, tuning, bytes);
-  if (useHierarchy(TunedCollective::kAllReduce, in, allowed)) return TunedAlgorithm::kHierarchical;
-  return largeOrRanked(TunedCollective::kAllReduce, in, tuning, bytes);
+  return weighed(TunedCollective::kAllReduce, in, tuning, bytes);
 }
 
 TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const Allowed allowed(tuning, TunedCollective::kAllGather);
   if (allowed.alone(TunedAlgorithm::kBruck)) return TunedAlgorithm::kBruck;
   if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
-  // The leaders hand the whole result to their hosts in one message.
-  if (useLeaders(in, allowed) &&
-      fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, tuning.allPairsMaxBytes)))
-    return TunedAlgorithm::kHostLeaders;
-  if (useHierarchy(TunedCollective::kAllGather, in, allowed)) return TunedAlgorithm::kHierarchical;
-  return largeOrRanked(TunedCollective::kAllGather, in, tuning, bytes);
+  return weighed(TunedCollective::kAllGather, in, tuning, bytes);
 }
 
 TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const Allowed allowed(tuning, TunedCollective::kReduceScatter);
   if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
-  if (useHierarchy(TunedCollective::kReduceScatter, in, allowed)) return TunedAlgorithm::kHierarchical;
-  return largeOrRanked(TunedCollective::kReduceScatter, in, tuning, bytes);
+  return weighed(TunedCollective::kReduceScatter, in, tuning, bytes);
 }
 
 // Trees for small messages (fewer hops), chains along the ring for large

@@ -6,19 +6,18 @@
 //
 // The order of the rules:
 // 1. an algorithm LOOM_ALGO leaves a collective alone runs at every size;
-// 2. small calls across hosts go through host leaders; AllReduce's
-//    all-pairs step (up to LOOM_ALLPAIRS_MAX_BYTES, within a slot) competes
-//    in rule 5: one step beats any chain of them while the data is small,
-//    but every rank moves its buffer to and from each of the P-1 others;
-// 3. across hosts, large calls go in steps within and across hosts
-//    (hierarchical.h), unless every rank reads every peer's memory
-//    (AllGather and ReduceScatter: on hosts of even enough sizes,
-//    blocksInFewRounds);
-// 4. single-copy transfers (registered buffers, LOOM_CMA=1) from
-//    LOOM_DIRECT_MIN_BYTES;
-// 5. otherwise the least estimate of the cost model (cost_model.h) among
-//    the ring, the logarithmic schedules and all-pairs, as far as LOOM_ALGO
-//    allows them.
+// 2. the cost model (cost_model.h) estimates every row that applies and
+//    LOOM_ALGO allows: the ring, the logarithmic schedules, AllReduce's
+//    all-pairs step (up to LOOM_ALLPAIRS_MAX_BYTES, within a slot); on
+//    several hosts where some host has several ranks, and no transport
+//    reads every peer's memory, the host leaders (small calls, within a
+//    slot) and the steps within and across hosts (hierarchical.h;
+//    AllGather and ReduceScatter on hosts of even enough sizes,
+//    blocksInFewRounds). The compositions are estimated as the flat
+//    schedules they are made of (plan_estimates.cc);
+// 3. the least estimate runs, unless it is a flat schedule other than
+//    all-pairs and single-copy transfers (registered buffers, LOOM_CMA=1)
+//    apply from LOOM_DIRECT_MIN_BYTES: then those.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +35,7 @@ struct PlanInputs {
   bool singleCopy = false;         // every rank reads every peer's memory (direct.h)
   bool registeredWindows = false;  // some buffers are registered (registered.h)
   size_t slotBytes = SIZE_MAX;     // Team::slotBytes
+  size_t twoHostSegmentBytes = 0;  // Team::twoHostSegmentBytes
   RankedMemo* memo = nullptr;      // Team::rankedMemo; none for a described team
 };
 
@@ -58,13 +58,14 @@ TunedAlgorithm planBarrier(const Tuning& tuning);
 // 3 and 2 ranks).
 bool blocksInFewRounds(const PlanInputs& in);
 
-// Whether single-copy transfers may run a call of `bytes` (rule 4).
+// Whether single-copy transfers may run a call of `bytes` (rule 3).
 bool mayCopyDirect(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
 bool mayUseRegistered(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
 
-// The schedules rule 5 weighs for a call of `bytes`: those the cost model
-// ranks for the collective and LOOM_ALGO allows, the ring first (it wins
-// ties); AllReduce's all-pairs step where it fits.
+// The rows rule 2 weighs for a call of `bytes`: the flat schedules the cost
+// model ranks for the collective and LOOM_ALGO allows, the ring first (it
+// wins ties); AllReduce's all-pairs step where it fits; the host leaders
+// and the steps where they apply.
 struct Candidates {
   TunedAlgorithm list[kTunedAlgorithms];
   int count = 0;
@@ -73,8 +74,18 @@ struct Candidates {
 };
 Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
 
-// Rule 5 alone: the least estimate among weighedAlgorithms (the ring where
-// LOOM_ALGO allows none of them).
+// The least estimate among weighedAlgorithms (the ring where LOOM_ALGO
+// allows none of them).
 TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
+
+// LOOM_ALGO allows AllReduce none of the flat schedules (it asked for the
+// steps or the leaders, not for a ring across hosts): the step across hosts
+// then weighs them as if LOOM_ALGO were unset.
+bool acrossHostsUnrestricted(const Tuning& tuning);
+
+// The estimated microseconds of one row of weighedAlgorithms on `in`
+// (plan_estimates.cc).
+double planEstimateUs(TunedCollective collective, TunedAlgorithm algorithm, const PlanInputs& in, const Tuning& tuning,
+                      size_t bytes);
 
 }  // namespace loom

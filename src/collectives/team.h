@@ -57,6 +57,9 @@ struct Team {
   // The most and the fewest members on one host; set with `hosts`.
   int mostRanksOnAHost = 1;
   int fewestRanksOnAHost = 1;
+  // On two hosts: the bytes of one segment of the overlapped AllReduce in
+  // steps (hierarchical_pipeline.h), set with `hosts`; 0 elsewhere.
+  size_t twoHostSegmentBytes = 0;
   Tuning tuning;
   PointToPointInboxes* inboxes = nullptr;  // Recv's tag matching (p2p_inbox.h); the communicator's
   RegisteredRegions* windows = nullptr;    // registered buffers (registered.h); changed only by (de)registration

@@ -13,14 +13,14 @@ namespace {
 // A flag per pair instead of a locked set: the check sits on every call.
 std::atomic<bool> logged[kTunedCollectives][kTunedAlgorithms];
 
-// The cost model's estimates for the schedules it ranks (plan.h, rule 5).
+// The cost model's estimates for the rows it weighs (plan.h, rule 2).
 std::string estimates(const Team& team, TunedCollective collective, size_t bytes) {
   const PlanInputs in = planInputsOf(team);
   std::string text = "the least estimate of the cost model among ";
   bool first = true;
   for (TunedAlgorithm algorithm : weighedAlgorithms(collective, in, team.tuning, bytes)) {
     char us[32];
-    std::snprintf(us, sizeof(us), "%.1f", estimateUs(collective, algorithm, in.shape, bytes, team.tuning.costs));
+    std::snprintf(us, sizeof(us), "%.1f", planEstimateUs(collective, algorithm, in, team.tuning, bytes));
     text += (first ? "" : ", ") + std::string(algorithmName(algorithm)) + " " + us + " us";
     first = false;
   }
@@ -65,16 +65,18 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
     case TunedAlgorithm::kBruck: return estimates(team, collective, bytes);
     case TunedAlgorithm::kHierarchical:
       return "ranks on several hosts, some host with more than one, and no single-copy reads: within hosts, "
-             "then across them (LOOM_ALGO=ring keeps the flat ring)";
+             "then across them; " +
+             estimates(team, collective, bytes) + "; LOOM_ALGO=^hierarchical keeps the flat schedules";
     case TunedAlgorithm::kHostLeaders:
       if (collective == TunedCollective::kAllGather)
         return "the whole result at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
                ", on several hosts: each host's first rank gathers its host's blocks, swaps them with the other "
-               "hosts' first ranks and hands the result back (LOOM_ALGO=ring keeps the ring)";
+               "hosts' first ranks and hands the result back; " +
+               estimates(team, collective, bytes) + "; LOOM_ALGO=^hostleaders keeps the flat schedules";
       return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
              " per rank, on several hosts: each host's first rank reduces its host's "
-             "inputs, all-reduces across hosts and hands the result back (LOOM_ALGO=allpairs keeps the flat "
-             "all-pairs)";
+             "inputs, all-reduces across hosts and hands the result back; " +
+             estimates(team, collective, bytes) + "; LOOM_ALGO=^hostleaders keeps the flat schedules";
     default: return "";
   }
 }

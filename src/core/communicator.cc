@@ -15,6 +15,7 @@
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/socket.h"
 #include "collectives/hierarchical.h"
+#include "collectives/hierarchical_pipeline.h"
 #include "collectives/plan.h"
 #include "collectives/tuning_file.h"
 #include "collectives/window_registration.h"
@@ -192,6 +193,7 @@ void Communicator::checkHierarchy() {
   for (const MemberPlace& place : team_.places)
     team_.mostRanksOnAHost = std::max(team_.mostRanksOnAHost, ++onHost[place.host]);
   team_.fewestRanksOnAHost = *std::min_element(onHost.begin(), onHost.end());
+  team_.twoHostSegmentBytes = twoHostSegmentBytes(team_);
   const bool fits = hierarchicalFits(team_);
   const AlgorithmFilter& allowed = team_.tuning.allowed;
   const TunedCollective forced = allowed.anyLeftOnly(TunedAlgorithm::kHierarchical);

@@ -25,8 +25,9 @@ trap 'rm -rf "$WORK"' EXIT
 export LOOM_TIMEOUT_MS=30000
 # Small FIFOs (4 slots of 4 KiB), so that the larger sizes below take many
 # laps of every FIFO and TCP's stripes: the same paths as large messages at
-# a fraction of the time.
-export LOOM_SHM_SLOT_BYTES=4096 LOOM_SHM_SLOTS=4
+# a fraction of the time. On two hosts an AllReduce in steps then goes in
+# segments of 8 KiB (half a TCP FIFO), overlapped, from 16 KiB per lane.
+export LOOM_SHM_SLOT_BYTES=4096 LOOM_SHM_SLOTS=4 LOOM_SOCKET_SLOT_BYTES=4096 LOOM_SOCKET_SLOTS=4
 
 # One communicator per program, one program after another on every rank.
 # Each writes its own report; a failed check ends the rank's loop.

@@ -88,34 +88,118 @@ TEST(PlanTest, SixteenHostsTakeALogarithmicScheduleWhenSmallAndTheRingWhenLarge)
   EXPECT_EQ(planAllReduce(layout(2, 1), tuning(), 8), A::kAllPairs);
 }
 
+// The least estimate among every row that applies, compositions included:
+// what the TUNING line and loom-topo --plan print is what runs.
+A leastEstimate(C c, const PlanInputs& in, const Tuning& t, size_t bytes) {
+  A best = A::kRing;
+  double bestUs = -1;
+  for (A a : weighedAlgorithms(c, in, t, bytes)) {
+    const double estimate = planEstimateUs(c, a, in, t, bytes);
+    if (bestUs < 0 || estimate < bestUs) {
+      best = a;
+      bestUs = estimate;
+    }
+  }
+  return best;
+}
+
+// Two hosts as a TCP link's FIFO (8 slots of 256 KiB) segments them.
+PlanInputs twoHosts(int first, int second) {
+  PlanInputs in = layout(2, std::max(first, second));
+  in.shape.nranks = first + second;
+  in.fewestRanksOnAHost = std::min(first, second);
+  in.twoHostSegmentBytes = 4 * 256 * 1024;
+  return in;
+}
+
 TEST(PlanTest, HostsOfSeveralRanksGoThroughLeadersWhenSmallAndInStepsWhenLarge) {
-  const PlanInputs in = layout(16, 8);
-  EXPECT_EQ(planAllReduce(in, tuning(), 8), A::kHostLeaders);
-  EXPECT_EQ(planAllReduce(in, tuning(), 64 << 20), A::kHierarchical);
-  EXPECT_EQ(planAllGather(in, tuning(), 64 << 20), A::kHierarchical);
-  EXPECT_EQ(planReduceScatter(in, tuning(), 64 << 20), A::kHierarchical);
-  // Uneven hosts: every one in steps, the larger host's further ranks
-  // handing their blocks to the local indices every host has.
-  PlanInputs uneven = layout(2, 3);
-  uneven.shape = {5, 2, 3};
-  uneven.fewestRanksOnAHost = 2;
+  const PlanInputs two = twoHosts(4, 4);
+  EXPECT_EQ(planAllReduce(two, tuning(), 8), A::kHostLeaders);
+  EXPECT_EQ(planAllGather(two, tuning(), 8 * 8), A::kHostLeaders);
+  // Two hosts: the steps halve what a host's link carries and overlap.
+  for (size_t bytes : {size_t{1} << 20, size_t{64} << 20}) {
+    EXPECT_EQ(planAllReduce(two, tuning(), bytes), A::kHierarchical) << bytes;
+    EXPECT_EQ(planAllGather(two, tuning(), bytes), A::kHierarchical) << bytes;
+    EXPECT_EQ(planReduceScatter(two, tuning(), bytes), A::kHierarchical) << bytes;
+  }
+  // Sixteen hosts of 8: small calls through the leaders, which cross hosts
+  // in a logarithmic schedule; 1 MiB in steps. At 64 MiB a host's link
+  // carries 2 x 15/16 of the buffer in steps against the ring's 2 x
+  // 127/128, and the steps within hosts add to it without overlapping it:
+  // the flat ring.
+  const PlanInputs sixteen = layout(16, 8);
+  EXPECT_EQ(planAllReduce(sixteen, tuning(), 8), A::kHostLeaders);
+  EXPECT_EQ(planAllReduce(sixteen, tuning(), 1 << 20), A::kHierarchical);
+  EXPECT_EQ(planAllGather(sixteen, tuning(), 1 << 20), A::kHierarchical);
+  EXPECT_EQ(planReduceScatter(sixteen, tuning(), 1 << 20), A::kHierarchical);
+  EXPECT_EQ(planAllReduce(sixteen, tuning(), 64 << 20), A::kRing);
+  EXPECT_EQ(planAllGather(sixteen, tuning(), 64 << 20), A::kRing);
+  // Uneven hosts: in steps, the larger host's further ranks handing their
+  // blocks to the local indices every host has; a host's link carries a
+  // block per rank of it where the flat ring's carries 4 of 5.
+  const PlanInputs uneven = twoHosts(3, 2);
   EXPECT_EQ(planAllReduce(uneven, tuning(), 64 << 20), A::kHierarchical);
   EXPECT_EQ(planAllGather(uneven, tuning(), 64 << 20), A::kHierarchical);
   EXPECT_EQ(planReduceScatter(uneven, tuning(), 64 << 20), A::kHierarchical);
   // Hosts of 1 and 3 ranks: AllGather and ReduceScatter would carry the
   // larger host's blocks in three rounds: the flat ring, unless asked.
-  PlanInputs lopsided = layout(2, 3);
-  lopsided.shape = {4, 2, 3};
-  lopsided.fewestRanksOnAHost = 1;
+  const PlanInputs lopsided = twoHosts(1, 3);
   EXPECT_EQ(planAllReduce(lopsided, tuning(), 64 << 20), A::kHierarchical);
   EXPECT_EQ(planAllGather(lopsided, tuning(), 64 << 20), A::kRing);
   EXPECT_EQ(planReduceScatter(lopsided, tuning(), 64 << 20), A::kRing);
   EXPECT_EQ(planAllGather(lopsided, tuning("allgather:hierarchical"), 64 << 20), A::kHierarchical);
+  // At every size and on every layout, the least estimate runs.
+  for (const PlanInputs& in : {two, sixteen, uneven, lopsided, twoHosts(2, 2), layout(3, 2)})
+    for (size_t bytes = 8; bytes < (size_t{256} << 20); bytes = bytes * 3 / 2 + 4)
+      for (C c : {C::kAllReduce, C::kAllGather, C::kReduceScatter}) {
+        const A chosen = c == C::kAllReduce   ? planAllReduce(in, tuning(), bytes)
+                         : c == C::kAllGather ? planAllGather(in, tuning(), bytes)
+                                              : planReduceScatter(in, tuning(), bytes);
+        EXPECT_EQ(chosen, leastEstimate(c, in, tuning(), bytes))
+            << collectiveName(c) << " of " << bytes << " B on " << in.shape.nranks << " ranks";
+      }
+}
+
+TEST(PlanTest, CompositionsAreEstimatedAsWhatTheyAreMadeOf) {
+  const Tuning t = tuning();
+  // Through leaders: in and out over shared memory around the cheapest
+  // schedule among the leaders, which on 16 hosts is logarithmic.
+  const PlanInputs sixteen = layout(16, 8);
+  PlanInputs leaders = layout(16, 1);
+  const double acrossUs = std::min(planEstimateUs(C::kAllReduce, A::kHalvingDoubling, leaders, t, 8),
+                                   planEstimateUs(C::kAllReduce, A::kTree, leaders, t, 8));
+  const double viaLeadersUs = planEstimateUs(C::kAllReduce, A::kHostLeaders, sixteen, t, 8);
+  EXPECT_GT(viaLeadersUs, acrossUs);
+  EXPECT_LT(viaLeadersUs, acrossUs + 2 * (t.costs.sharedMemory.latencyUs + 7 * t.costs.sharedMemory.messageUs));
+  // On two hosts the steps overlap segment by segment: less than the steps
+  // one after the other, more than the slower of them.
+  PlanInputs overlapped = twoHosts(4, 4), sequential = overlapped;
+  sequential.twoHostSegmentBytes = 0;
+  const size_t bytes = size_t{64} << 20;
+  const double pipelinedUs = planEstimateUs(C::kAllReduce, A::kHierarchical, overlapped, t, bytes);
+  const double summedUs = planEstimateUs(C::kAllReduce, A::kHierarchical, sequential, t, bytes);
+  const TeamShape host{4, 1, 4};
+  const double withinUs = estimateUs(C::kReduceScatter, A::kRing, host, bytes, t.costs) +
+                          estimateUs(C::kAllGather, A::kRing, host, bytes, t.costs);
+  EXPECT_LT(pipelinedUs, summedUs);
+  EXPECT_GT(pipelinedUs, summedUs - withinUs);
+  // One segment: nothing to overlap.
+  EXPECT_DOUBLE_EQ(planEstimateUs(C::kAllReduce, A::kHierarchical, overlapped, t, 1 << 20),
+                   planEstimateUs(C::kAllReduce, A::kHierarchical, sequential, t, 1 << 20));
+  // Lanes that cross at once share the link: four of them take four times
+  // as long for their bytes as one alone.
+  const TeamShape one{2, 2, 1, 1}, four{2, 2, 1, 4};
+  EXPECT_NEAR(estimateUs(C::kAllReduce, A::kRing, four, size_t{1} << 30, t.costs) /
+                  estimateUs(C::kAllReduce, A::kRing, one, size_t{1} << 30, t.costs),
+              4, 0.01);
+}
+
+TEST(PlanTest, OneRankPerHostOrSingleCopyReadsTakeNoSteps) {
   // One rank on each host: no steps within hosts to take.
   EXPECT_EQ(planAllGather(layout(3, 1), tuning(), 64 << 20), A::kRing);
   EXPECT_EQ(planReduceScatter(layout(3, 1), tuning(), 64 << 20), A::kRing);
   // Single-copy reads reaching every peer need neither.
-  PlanInputs readable = in;
+  PlanInputs readable = layout(16, 8);
   readable.singleCopy = true;
   EXPECT_EQ(planAllReduce(readable, tuning(), 64 << 20), A::kRing);  // the large-message path: direct
   EXPECT_TRUE(mayCopyDirect(C::kAllReduce, readable, tuning(), 64 << 20));

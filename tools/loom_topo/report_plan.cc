@@ -62,7 +62,7 @@ std::string describe(const Row& row, const PlanInputs& in, const Tuning& tuning,
   std::string estimates;
   for (TunedAlgorithm algorithm : weighedAlgorithms(row.collective, in, tuning, bytes)) {
     estimates += (estimates.empty() ? "" : ", ") + std::string(algorithmName(algorithm)) + " " +
-                 usString(estimateUs(row.collective, algorithm, in.shape, bytes, tuning.costs)) + " us";
+                 usString(planEstimateUs(row.collective, algorithm, in, tuning, bytes)) + " us";
   }
   if (estimates.empty()) return text;
   return text + "(model: " + estimates + ")";
@@ -123,6 +123,17 @@ SlotShape layoutSlots(const std::vector<int>& ranksPerHost, const std::string& t
   return ranks > 1 ? smallest : settings[0]->slotShape();
 }
 
+// As twoHostSegmentBytes (hierarchical_pipeline.h) on the launch: half the
+// FIFO of the link between the hosts' first ranks (every lane's link is of
+// one kind).
+size_t layoutSegmentBytes(const std::vector<int>& ranksPerHost, const std::string& transports) {
+  if (ranksPerHost.size() != 2) return 0;
+  const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
+  const std::vector<int> chosen = chooseTransports(identities, 0, parseTransportFilter(transports, "LOOM_TRANSPORTS"));
+  const SlotShape shape = readKindSettings()[chosen[ranksPerHost[0]]]->slotShape();
+  return shape.slots < 2 ? 0 : static_cast<size_t>(shape.slots / 2) * shape.bytes;
+}
+
 void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
   PlanInputs in;
   const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
@@ -131,6 +142,7 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
   in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most};
   in.fewestRanksOnAHost = *std::min_element(ranksPerHost.begin(), ranksPerHost.end());
   if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
+  in.twoHostSegmentBytes = layoutSegmentBytes(ranksPerHost, transports);
   const CommConfig config = readCommConfig(nullptr);
   const Tuning& tuning = config.tuning;
 

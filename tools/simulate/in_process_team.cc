@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "collectives/hierarchical_pipeline.h"
 #include "transport/registry.h"
 
 namespace loom::simulate {
@@ -48,6 +49,7 @@ Team inProcessTeam(int rank, int nranks, const std::vector<int>& hostOf, const s
   team.slotBytes = connections->slotBytesAmong(team.members);
   team.tuning = tuning;
   team.keepSubTeams();
+  team.twoHostSegmentBytes = twoHostSegmentBytes(team);
   return team;
 }
 
