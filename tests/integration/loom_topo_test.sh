@@ -220,6 +220,8 @@ pass "--plan: 16 and 4+4 hosts, LOOM_ALGO, bad input"
 # sentence and exit 1: then it tries again, at most three times.
 for attempt in 1 2 3; do
   rc=0
+  # The network's constants in the file (--calibrate-network's) are kept.
+  printf 'network latency_us 33\n' >"$WORK/cal.tuning"
   timeout 120 "$TOPO" --calibrate "$WORK/cal.tuning" --ranks 3 >"$WORK/out" 2>&1 || rc=$?
   [[ $rc -eq 1 ]] && grep -q 'too busy to measure; run it again$' "$WORK/out" && continue
   break
@@ -231,6 +233,7 @@ expect_line '^  AllGather bruck:( [0-9.e+]+){5}$'
 expect_line "^written to $WORK/cal.tuning"
 grep -Eq '^shm latency_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no shm latency"
 grep -Eq '^tree efficiency [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no tree efficiency"
+grep -q '^network latency_us 33$' "$WORK/cal.tuning" || fail "--calibrate lost the file's network latency"
 LOOM_TUNING_FILE="$WORK/cal.tuning" timeout 60 "$TOPO" --plan --ranks 3 >"$WORK/out" 2>&1 || fail "--plan with the calibrated file exited $?"
 expect_line "constants from LOOM_TUNING_FILE=$WORK/cal.tuning"
 printf 'shm latency_us 1\ntree speed 2\n' >"$WORK/bad.tuning"
@@ -239,7 +242,20 @@ expect_line "^loom-topo: $WORK/bad.tuning:2: tree has no 'speed'"
 grep -q '== Plan' "$WORK/out" && fail "--plan printed half a section before its error"
 rc=0; "$TOPO" --calibrate "$WORK/x.tuning" --hosts 2,2 >"$WORK/out" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--calibrate --hosts exited $rc, not 2"
-pass "--calibrate: 3 ranks, a file --plan loads; bad files and options refused"
+# An existing file that is no tuning file is refused before measuring, and kept.
+printf 'not a tuning file\n' >"$WORK/notes.txt"
+rc=0; timeout 20 "$TOPO" --calibrate "$WORK/notes.txt" --ranks 2 >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 1 ]] || fail "--calibrate over a file that is no tuning file exited $rc, not 1"
+expect_line "is not a tuning file to update: remove it or name another file$"
+grep -qx 'not a tuning file' "$WORK/notes.txt" || fail "--calibrate changed a file it refused"
+# --calibrate-network runs inside a job across hosts: alone, a sentence.
+rc=0; env -u RANK -u OMPI_COMM_WORLD_RANK -u SLURM_PROCID "$TOPO" --no-versions --calibrate-network "$WORK/n.tuning" \
+  >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 1 ]] || fail "--calibrate-network outside a job exited $rc, not 1"
+expect_line "^loom-topo: --calibrate-network runs as every rank of a job across hosts: launch it with loomrun"
+rc=0; "$TOPO" --calibrate-network "$WORK/n.tuning" --plan >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--calibrate-network --plan exited $rc, not 2"
+pass "--calibrate: 3 ranks, a file --plan loads, the network's constants kept; bad files and options refused"
 
 # --simulate: the schedules on virtual ranks, results checked by the
 # simulator itself (a wrong one is an error and exit 1); the unit tests

@@ -55,6 +55,40 @@ struct Sample {
   double us;
 };
 
+[[noreturn]] void runRank(int rank, int ranks, const std::vector<loomUniqueId>& ids, int reportFd) {
+  std::vector<float> send(kSizes[kSizeCount - 1] / sizeof(float) + 1, 1.0f), recv(send.size() * 2);  // the largest
+  for (int s = 0; s < kSettingCount; ++s) {
+    setenv("LOOM_ALGO", kSettings[s].algo, 1);
+    loomComm_t comm = nullptr;
+    loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+    config.timeoutMs = 120000;
+    if (loomCommInitRank(&comm, ranks, ids[s], rank, &config) != loomSuccess) {
+      std::fprintf(stderr, "loom-topo --calibrate: rank %d: %s\n", rank, loomGetLastError());
+      std::_Exit(3);
+    }
+    for (int collective = 0; collective < 2; ++collective) {
+      if (collective == 1 && kSettings[s].allGather == A::kCount) continue;
+      for (int size = 0; size < kSizeCount; ++size) {
+        const double us = timeCalls(comm, collective, kSettings[s].sizes[size], ranks, send.data(), recv.data());
+        if (rank == 0) {
+          const Sample sample{s, collective, size, us};
+          if (write(reportFd, &sample, sizeof(sample)) != sizeof(sample)) std::_Exit(4);
+        }
+      }
+    }
+    loomCommDestroy(comm);
+  }
+  std::_Exit(0);
+}
+
+std::string shortNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", v);
+  return text;
+}
+
+}  // namespace
+
 double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void* send, void* recv) {
   const size_t count = std::max<size_t>(1, bytes / sizeof(float) / (collective == 1 ? ranks : 1));
   auto call = [&] {
@@ -88,32 +122,6 @@ double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void*
   return times[1];
 }
 
-[[noreturn]] void runRank(int rank, int ranks, const std::vector<loomUniqueId>& ids, int reportFd) {
-  std::vector<float> send(kSizes[kSizeCount - 1] / sizeof(float) + 1, 1.0f), recv(send.size() * 2);  // the largest
-  for (int s = 0; s < kSettingCount; ++s) {
-    setenv("LOOM_ALGO", kSettings[s].algo, 1);
-    loomComm_t comm = nullptr;
-    loomConfig_t config = LOOM_CONFIG_INITIALIZER;
-    config.timeoutMs = 120000;
-    if (loomCommInitRank(&comm, ranks, ids[s], rank, &config) != loomSuccess) {
-      std::fprintf(stderr, "loom-topo --calibrate: rank %d: %s\n", rank, loomGetLastError());
-      std::_Exit(3);
-    }
-    for (int collective = 0; collective < 2; ++collective) {
-      if (collective == 1 && kSettings[s].allGather == A::kCount) continue;
-      for (int size = 0; size < kSizeCount; ++size) {
-        const double us = timeCalls(comm, collective, kSettings[s].sizes[size], ranks, send.data(), recv.data());
-        if (rank == 0) {
-          const Sample sample{s, collective, size, us};
-          if (write(reportFd, &sample, sizeof(sample)) != sizeof(sample)) std::_Exit(4);
-        }
-      }
-    }
-    loomCommDestroy(comm);
-  }
-  std::_Exit(0);
-}
-
 // time = steps x latency + bytes x slope: the slope that fits the large
 // sizes best in relative error, with the latency term fixed.
 double fitSlope(const std::vector<double>& bytes, const std::vector<double>& us, double fixedUs) {
@@ -125,16 +133,23 @@ double fitSlope(const std::vector<double>& bytes, const std::vector<double>& us,
   return num / den;
 }
 
-std::string shortNumber(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", v);
-  return text;
+CostConstants costsToUpdate(const std::string& path) {
+  std::ifstream existing(path);
+  if (!existing) return defaultCosts();
+  try {
+    return readTuningFile(path);
+  } catch (const Error& e) {
+    fail(loomInvalidArgument,
+         std::string(e.what()) + "; " + path + " is not a tuning file to update: remove it or name another file");
+  }
 }
-
-}  // namespace
 
 void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   if (ranks < 2) fail(loomInvalidArgument, "--calibrate needs at least 2 ranks");
+  // The network's constants (--calibrate-network's) stay as the file has
+  // them; a file that is no tuning file is refused before measuring.
+  CostConstants costs = costsToUpdate(outPath);
+  const bool networkBuiltIn = std::memcmp(&costs.network, &defaultCosts().network, sizeof(LinkCosts)) == 0;
   // What the ranks measure must be the built-in algorithms, not a file's choice.
   unsetenv("LOOM_TUNING_FILE");
   std::vector<loomUniqueId> ids(kSettingCount);
@@ -170,7 +185,6 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   if (failed) fail(loomSystemError, "a calibration rank failed (its sentence is above)");
 
   report << "measured on " << ranks << " ranks of this host, microseconds per call (median of 3):\n";
-  CostConstants costs = defaultCosts();
   // The ring AllReduce gives the link: latency from 8 B, bandwidth from the rest.
   const Traffic ringSmall = trafficOf(C::kAllReduce, A::kRing, ranks, 8);
   LinkCosts& shm = costs.sharedMemory;
@@ -221,8 +235,10 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   const std::string header =
       "Loom cost constants (docs/ENGINE.md, \"Algorithm choice\"), for LOOM_TUNING_FILE.\n"
       "Measured by loom-topo --calibrate on " +
-      std::string(host) + ", " + date + ", " + std::to_string(ranks) +
-      " ranks of one host. network: built in (not measured here).";
+      std::string(host) + ", " + date + ", " + std::to_string(ranks) + " ranks of one host. network: " +
+      (networkBuiltIn ? std::string("built in (loom-topo --calibrate-network measures it)")
+                      : std::string("as the file had it (loom-topo --calibrate-network)")) +
+      ".";
   const std::string text = tuningText(costs, header);
   std::ofstream out(outPath);
   if (!out || !(out << text) || !out.flush())

@@ -3,8 +3,14 @@
 // (collectives/tuning_file.h) that LOOM_TUNING_FILE loads.
 #pragma once
 
+#include <loom/loom.h>
+
+#include <cstddef>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include "collectives/cost_model.h"
 
 namespace loom::topo {
 
@@ -13,5 +19,24 @@ namespace loom::topo {
 // fits the constants, prints what it measured and fitted to `report`, and
 // writes the file to `outPath`. Throws Error with a sentence on failure.
 void calibrate(std::ostream& report, int ranks, const std::string& outPath);
+
+// loom-topo --calibrate-network, run as every rank of a job across hosts
+// (loomrun, mpirun, Slurm: the launcher's RANK/WORLD_SIZE and LOCAL_RANK):
+// the first rank of each host (LOCAL_RANK 0) times the ring AllReduce
+// among them, the network's latency from 8 B and its bandwidth from four
+// large sizes; the first of them prints it to `report` and writes it into
+// `outPath`. Either calibration replaces its own constants in an existing
+// file and keeps the others. Throws Error with a sentence on failure.
+void calibrateNetwork(std::ostream& report, const std::string& outPath);
+
+// Shared by both calibrations.
+// Microseconds per call of AllReduce (collective 0) or AllGather (1) of
+// `bytes` on `comm`'s `ranks`: the median of 3 repetitions of about 50 ms.
+double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void* send, void* recv);
+// time = fixed + bytes x slope: the slope that fits best in relative error.
+double fitSlope(const std::vector<double>& bytes, const std::vector<double>& us, double fixedUs);
+// The constants already in `path` (a tuning file), or the built-in ones
+// where there is no such file; a file that is not a tuning file is an error.
+CostConstants costsToUpdate(const std::string& path);
 
 }  // namespace loom::topo

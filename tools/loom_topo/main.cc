@@ -25,6 +25,7 @@ namespace {
 const char* kUsage =
     "usage: loom-topo [--topo-file FILE] [--xml | --json | --dot] [--ranks N | --hosts N0,N1,...]\n"
     "                 [--map-by core|socket|numa] [--check] [--plan] [--calibrate FILE] [--no-versions]\n"
+    "                 [--calibrate-network FILE]\n"
     "                 [--simulate [--ranks-per-host R] [--sizes LIST] [--collectives LIST] [--plot PNG]]\n"
     "                 [--version]\n"
     "\n"
@@ -50,6 +51,9 @@ const char* kUsage =
     "  --calibrate FILE  measure the cost model's constants for shared memory on this machine with --ranks\n"
     "                    local ranks (default: one per core, at most 8, at least 2), print them, and write\n"
     "                    them to FILE, which LOOM_TUNING_FILE loads (about a minute)\n"
+    "  --calibrate-network FILE  run as every rank of a job on several hosts (loomrun, mpirun, srun):\n"
+    "                    measure the network's latency and bandwidth between the hosts' first ranks and\n"
+    "                    write them into FILE; either calibration keeps the other's constants in FILE\n"
     "  --simulate        run every algorithm of each collective on virtual ranks of this process (one thread\n"
     "                    drives them all, as many as 4096) over modelled links: on the first 2, 4, 8, ... ranks\n"
     "                    of the layout and on all of them, each rank's result checked exactly; prints the\n"
@@ -70,7 +74,8 @@ struct Options {
   std::string mapBy = "socket";
   bool check = false;
   bool plan = false;
-  std::string calibrateTo;  // --calibrate FILE
+  std::string calibrateTo;         // --calibrate FILE
+  std::string calibrateNetworkTo;  // --calibrate-network FILE
   bool versions = true;
   bool simulate = false;
   int ranksPerHostEach = 0;  // --ranks-per-host
@@ -196,6 +201,8 @@ Options parse(int argc, char** argv) {
       o.check = true;
     } else if (a == "--calibrate") {
       o.calibrateTo = value();
+    } else if (a == "--calibrate-network") {
+      o.calibrateNetworkTo = value();
     } else if (a == "--plan") {
       o.plan = true;
     } else if (a == "--simulate") {
@@ -226,6 +233,9 @@ Options parse(int argc, char** argv) {
   if (!o.calibrateTo.empty() && (o.plan || o.format != "text" || o.check || !o.ranksPerHost.empty()))
     usageError(
         "--calibrate measures ranks of this host alone: leave out --plan, --xml, --json, --dot, --check and --hosts");
+  if (!o.calibrateNetworkTo.empty() && (o.plan || o.format != "text" || o.check || !o.ranksPerHost.empty() ||
+                                        o.ranks > 0 || !o.calibrateTo.empty() || o.simulate))
+    usageError("--calibrate-network measures the job it runs in: leave out every other option but --no-versions");
   if (o.plan && (o.format != "text" || o.check))
     usageError("--plan prints text alone: leave out --xml, --json, --dot and --check");
   if (!o.simulate && (o.ranksPerHostEach > 0 || !o.plotTo.empty() || o.sizesGiven || o.collectivesGiven))
@@ -271,6 +281,13 @@ void printText(const Options& o, const loom::topo::Topology& t) {
     std::cout << "== Simulation\n";
     loom::topo::SimulationRequest request{o.ranksPerHost, transportsSetting(), o.collectives, o.sizes, o.plotTo};
     loom::topo::printSimulation(std::cout, request);
+    return;
+  }
+  if (!o.calibrateNetworkTo.empty()) {
+    std::ostringstream report;
+    loom::topo::calibrateNetwork(report, o.calibrateNetworkTo);
+    // Only the rank that wrote the file reports.
+    if (!report.str().empty()) std::cout << "== Network calibration\n" << report.str();
     return;
   }
   if (!o.calibrateTo.empty()) {

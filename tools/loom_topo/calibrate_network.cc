@@ -1,0 +1,137 @@
+// loom-topo --calibrate-network: the cost model's network constants,
+// measured between hosts by the ring AllReduce among one rank per host.
+#include <loom/loom.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "collectives/tuning_file.h"
+#include "loom_topo/calibrate.h"
+
+namespace loom::topo {
+namespace {
+
+// The latency point, then the bandwidth points (as --calibrate's).
+const size_t kNetworkSizes[] = {8, size_t{64} << 10, size_t{256} << 10, size_t{1} << 20, size_t{4} << 20};
+
+// The rank's place on its host, as the launcher gives it.
+int localRank() {
+  for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr) continue;
+    char* end = nullptr;
+    const long n = std::strtol(value, &end, 10);
+    if (*value == '\0' || *end != '\0' || n < 0)
+      fail(loomInvalidArgument, std::string(name) + "='" + value + "' is not a rank's place on its host");
+    return static_cast<int>(n);
+  }
+  fail(loomInvalidArgument,
+       "--calibrate-network runs as every rank of a job across hosts and needs to know each rank's place on its "
+       "host: launch it with loomrun (or mpirun, srun, torchrun), which sets LOCAL_RANK");
+}
+
+void check(loomResult_t rc, const char* what) {
+  if (rc != loomSuccess) fail(rc, std::string(what) + ": " + loomGetLastError());
+}
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  return date;
+}
+
+}  // namespace
+
+void calibrateNetwork(std::ostream& report, const std::string& outPath) {
+  const char* launched = std::getenv("RANK")                   ? "RANK"
+                         : std::getenv("OMPI_COMM_WORLD_RANK") ? "OMPI_COMM_WORLD_RANK"
+                         : std::getenv("SLURM_PROCID")         ? "SLURM_PROCID"
+                                                               : nullptr;
+  if (launched == nullptr)
+    fail(loomInvalidArgument,
+         "--calibrate-network runs as every rank of a job across hosts: launch it with loomrun (or mpirun, srun, "
+         "torchrun) on at least two hosts, e.g. loomrun --nnodes 2 ... loom-topo --calibrate-network FILE");
+  const int local = localRank();
+  // The rank that writes the file refuses one that is no tuning file before
+  // anyone measures (the launcher then stops the others).
+  const char* rank = std::getenv(launched);
+  CostConstants costs = std::strcmp(rank, "0") == 0 ? costsToUpdate(outPath) : defaultCosts();
+  // Every rank measures the built-in ring, nothing a file or LOOM_ALGO chose.
+  unsetenv("LOOM_TUNING_FILE");
+  setenv("LOOM_ALGO", "allreduce:ring", 1);
+  loomConfig_t config = LOOM_CONFIG_INITIALIZER;
+  config.timeoutMs = 120000;
+  loomComm_t world = nullptr;
+  check(loomCommInitFromEnv(&world, &config), "joining the job");
+  loomComm_t hosts = nullptr;
+  check(loomCommSplit(world, local == 0 ? 0 : LOOM_SPLIT_NOCOLOR, 0, &hosts, &config), "forming one rank per host");
+  if (hosts == nullptr) {  // not its host's first rank: nothing to measure
+    check(loomBarrier(world, nullptr), "waiting for the measurement");
+    loomCommDestroy(world);
+    return;
+  }
+  int count = 0, index = 0;
+  check(loomCommCount(hosts, &count), "counting the hosts");
+  check(loomCommUserRank(hosts, &index), "numbering the hosts");
+  if (count < 2) {
+    loomCommDestroy(hosts);
+    loomCommDestroy(world);
+    fail(loomInvalidArgument,
+         "--calibrate-network found every rank on one host (LOCAL_RANK 0 once): it measures the network between "
+         "hosts; launch it on at least two");
+  }
+
+  std::vector<float> send(kNetworkSizes[4] / sizeof(float) + 1, 1.0f), recv(send.size());
+  std::vector<double> us;
+  for (size_t bytes : kNetworkSizes) us.push_back(timeCalls(hosts, 0, bytes, count, send.data(), recv.data()));
+  loomCommDestroy(hosts);
+  check(loomBarrier(world, nullptr), "ending the measurement");
+  loomCommDestroy(world);
+  if (index != 0) return;
+  if (std::strcmp(rank, "0") != 0) costs = costsToUpdate(outPath);  // a launcher whose rank 0 is no host's first
+
+  // The ring of H hosts takes 2(H-1) steps, each one crossing the network,
+  // and puts 2(H-1)/H of the buffer through each host's link.
+  LinkCosts& network = costs.network;
+  const Traffic small = trafficOf(TunedCollective::kAllReduce, TunedAlgorithm::kRing, count, 8);
+  network.latencyUs = us[0] / small.steps;
+  std::vector<double> bytes, times;
+  for (size_t i = 1; i < us.size(); ++i) {
+    bytes.push_back(
+        trafficOf(TunedCollective::kAllReduce, TunedAlgorithm::kRing, count, static_cast<double>(kNetworkSizes[i])).bytes);
+    times.push_back(us[i]);
+  }
+  const double slope = fitSlope(bytes, times, small.steps * network.latencyUs);
+  if (!(slope > 0))
+    fail(loomSystemError,
+         "the ring's time did not grow with its size: the network was too busy to measure; run it again");
+  network.bytesPerUs = 1 / slope;
+
+  report << "measured between " << count << " hosts (the first rank of each), ring AllReduce, microseconds per call "
+         << "(median of 3):";
+  for (size_t i = 0; i < us.size(); ++i) report << " " << kNetworkSizes[i] << " B " << us[i];
+  report << "\n";
+  char host[256] = "this host";
+  gethostname(host, sizeof(host) - 1);
+  const std::string header =
+      "Loom cost constants (docs/ENGINE.md, \"Algorithm choice\"), for LOOM_TUNING_FILE.\n"
+      "network: measured by loom-topo --calibrate-network from " +
+      std::string(host) + ", " + today() + ", between " + std::to_string(count) +
+      " hosts (message_us as it was). The other constants as the file had them (or built in: "
+      "loom-topo --calibrate measures shared memory).";
+  const std::string text = tuningText(costs, header);
+  std::ofstream out(outPath);
+  if (!out || !(out << text) || !out.flush())
+    fail(loomSystemError, "cannot write " + outPath + ": " + std::strerror(errno));
+  report << "fitted:\n" << text << "written to " << outPath << " (use it: LOOM_TUNING_FILE=" << outPath << ")\n";
+}
+
+}  // namespace loom::topo
