@@ -133,6 +133,15 @@ double fitSlope(const std::vector<double>& bytes, const std::vector<double>& us,
   return num / den;
 }
 
+void writeTuning(std::ostream& report, const CostConstants& costs, const std::string& header,
+                 const std::string& outPath) {
+  const std::string text = tuningText(costs, header);
+  std::ofstream out(outPath);
+  if (!out || !(out << text) || !out.flush())
+    fail(loomSystemError, "cannot write " + outPath + ": " + std::strerror(errno));
+  report << "fitted:\n" << text << "written to " << outPath << " (use it: LOOM_TUNING_FILE=" << outPath << ")\n";
+}
+
 CostConstants costsToUpdate(const std::string& path) {
   std::ifstream existing(path);
   if (!existing) return defaultCosts();
@@ -239,11 +248,7 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
       (networkBuiltIn ? std::string("built in (loom-topo --calibrate-network measures it)")
                       : std::string("as the file had it (loom-topo --calibrate-network)")) +
       ".";
-  const std::string text = tuningText(costs, header);
-  std::ofstream out(outPath);
-  if (!out || !(out << text) || !out.flush())
-    fail(loomSystemError, "cannot write " + outPath + ": " + std::strerror(errno));
-  report << "fitted:\n" << text << "written to " << outPath << " (use it: LOOM_TUNING_FILE=" << outPath << ")\n";
+  writeTuning(report, costs, header, outPath);
 }
 
 }  // namespace loom::topo

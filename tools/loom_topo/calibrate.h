@@ -38,5 +38,8 @@ double fitSlope(const std::vector<double>& bytes, const std::vector<double>& us,
 // The constants already in `path` (a tuning file), or the built-in ones
 // where there is no such file; a file that is not a tuning file is an error.
 CostConstants costsToUpdate(const std::string& path);
+// Writes `costs` after `header` to `outPath` and says so, with the text, to `report`.
+void writeTuning(std::ostream& report, const CostConstants& costs, const std::string& header,
+                 const std::string& outPath);
 
 }  // namespace loom::topo

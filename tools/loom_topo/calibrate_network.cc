@@ -3,11 +3,9 @@
 #include <loom/loom.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -106,7 +104,8 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
   std::vector<double> bytes, times;
   for (size_t i = 1; i < us.size(); ++i) {
     bytes.push_back(
-        trafficOf(TunedCollective::kAllReduce, TunedAlgorithm::kRing, count, static_cast<double>(kNetworkSizes[i])).bytes);
+        trafficOf(TunedCollective::kAllReduce, TunedAlgorithm::kRing, count, static_cast<double>(kNetworkSizes[i]))
+            .bytes);
     times.push_back(us[i]);
   }
   const double slope = fitSlope(bytes, times, small.steps * network.latencyUs);
@@ -127,11 +126,7 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
       std::string(host) + ", " + today() + ", between " + std::to_string(count) +
       " hosts (message_us as it was). The other constants as the file had them (or built in: "
       "loom-topo --calibrate measures shared memory).";
-  const std::string text = tuningText(costs, header);
-  std::ofstream out(outPath);
-  if (!out || !(out << text) || !out.flush())
-    fail(loomSystemError, "cannot write " + outPath + ": " + std::strerror(errno));
-  report << "fitted:\n" << text << "written to " << outPath << " (use it: LOOM_TUNING_FILE=" << outPath << ")\n";
+  writeTuning(report, costs, header, outPath);
 }
 
 }  // namespace loom::topo
