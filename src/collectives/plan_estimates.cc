@@ -5,6 +5,7 @@
 // rank per host, as many such teams at once as the schedule has lanes.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "collectives/plan.h"
 #include "collectives/team.h"
@@ -24,9 +25,12 @@ int lanesOf(const PlanInputs& in) {
 // hosts chooses it (hierarchical.cc), with `lanes` such teams at once.
 double cheapestAcrossUs(TunedCollective collective, const PlanInputs& in, const Tuning& teamTuning, int lanes,
                         size_t bytes) {
-  Tuning unrestricted = teamTuning;
-  unrestricted.allowed = AlgorithmFilter();
-  const Tuning& tuning = acrossHostsUnrestricted(teamTuning) ? unrestricted : teamTuning;
+  std::optional<Tuning> unrestricted;
+  if (acrossHostsUnrestricted(teamTuning)) {
+    unrestricted = teamTuning;
+    unrestricted->allowed = AlgorithmFilter();
+  }
+  const Tuning& tuning = unrestricted ? *unrestricted : teamTuning;
   PlanInputs across = in;
   across.shape = {in.shape.hosts, in.shape.hosts, 1, lanes};
   across.fewestRanksOnAHost = 1;
