@@ -2,9 +2,11 @@
 # loom-topo --calibrate-network across fake hosts (scripts/loom-hosts.sh):
 # on hosts of 2 and 1 ranks whose link is shaped to 1 Gbit/s, the first rank
 # of each host measures the ring; the file it writes holds a network
-# bandwidth near the shaped rate and keeps the shared-memory constants the
-# file had; --plan loads it. A file that is no tuning file, and a job on one
-# host, are refused with a sentence.
+# bandwidth near the shaped rate, keeps the shared-memory constants the
+# file had and the built-in cost per message (two hosts cannot measure it);
+# --plan loads it. Three hosts measure the cost per message too. A file
+# that is no tuning file, and a job on one host, are refused with a
+# sentence.
 #
 # Usage: calibrate_network_test.sh /path/to/loom-hosts.sh /path/to/loomrun /path/to/loom-topo
 set -euo pipefail
@@ -38,9 +40,19 @@ latency=$(awk '$1 == "network" && $2 == "latency_us" {print $3}' "$WORK/cal.tuni
 # 1 Gbit/s is 125 bytes per microsecond on the wire; TCP's headers take some.
 awk -v r="$rate" 'BEGIN { exit !(r >= 60 && r <= 140) }' || fail "network bytes_per_us $rate is not near 1 Gbit/s (125)"
 awk -v l="$latency" 'BEGIN { exit !(l > 0 && l < 10000) }' || fail "network latency_us $latency is not a latency"
+grep -q '^network message_us 5$' "$WORK/cal.tuning" || fail "two hosts changed the cost per message"
 echo "ok: 1 Gbit/s measured as $rate bytes/us, latency $latency us; shm kept"
 LOOM_TUNING_FILE="$WORK/cal.tuning" "$TOPO" --plan --hosts 4,4 >"$WORK/out" 2>&1 || fail "--plan with the file exited $?"
 grep -q "constants from LOOM_TUNING_FILE=$WORK/cal.tuning" "$WORK/out" || fail "--plan did not name the file"
+
+# Three hosts: all-pairs among them gives the cost of a further message.
+timeout -s KILL 240 bash "$HOSTS_SCRIPT" --loomrun "$LOOMRUN" --ranks 1,2,1 --timeout 200 -- \
+  "$TOPO" --no-versions --calibrate-network "$WORK/three.tuning" >"$WORK/out" 2>&1 || fail "--calibrate-network on 3 hosts exited $?"
+grep -Eq '^measured between 3 hosts' "$WORK/out" || fail "3 hosts: no measurement line"
+grep -Eq '^all-pairs AllReduce of 8 B: [0-9.e+]+ microseconds per call$' "$WORK/out" || fail "3 hosts: no all-pairs line"
+message=$(awk '$1 == "network" && $2 == "message_us" {print $3}' "$WORK/three.tuning")
+[[ -n $message && $message != 5 ]] || fail "3 hosts: the cost per message ($message) was not measured"
+echo "ok: 3 hosts: $message us per further message"
 
 # A file that is no tuning file: refused before anyone measures.
 printf 'not a tuning file\n' >"$WORK/bad.tuning"

@@ -3,6 +3,7 @@
 #include <loom/loom.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -62,35 +63,41 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
   // anyone measures (the launcher then stops the others).
   const char* rank = std::getenv(launched);
   CostConstants costs = std::strcmp(rank, "0") == 0 ? costsToUpdate(outPath) : defaultCosts();
-  // Every rank measures the built-in ring, nothing a file or LOOM_ALGO chose.
+  // Every rank measures built-in schedules, nothing a file or LOOM_ALGO
+  // chose: one communicator of the hosts' first ranks for the ring, one for
+  // all-pairs (a communicator reads LOOM_ALGO as it forms).
   unsetenv("LOOM_TUNING_FILE");
   setenv("LOOM_ALGO", "allreduce:ring", 1);
   loomConfig_t config = LOOM_CONFIG_INITIALIZER;
   config.timeoutMs = 120000;
   loomComm_t world = nullptr;
   check(loomCommInitFromEnv(&world, &config), "joining the job");
-  loomComm_t hosts = nullptr;
-  check(loomCommSplit(world, local == 0 ? 0 : LOOM_SPLIT_NOCOLOR, 0, &hosts, &config), "forming one rank per host");
-  if (hosts == nullptr) {  // not its host's first rank: nothing to measure
+  const int color = local == 0 ? 0 : LOOM_SPLIT_NOCOLOR;
+  loomComm_t ring = nullptr, allPairs = nullptr;
+  check(loomCommSplit(world, color, 0, &ring, &config), "forming one rank per host");
+  setenv("LOOM_ALGO", "allreduce:allpairs", 1);
+  check(loomCommSplit(world, color, 0, &allPairs, &config), "forming one rank per host");
+  if (ring == nullptr) {  // not its host's first rank: nothing to measure
     check(loomBarrier(world, nullptr), "waiting for the measurement");
     loomCommDestroy(world);
     return;
   }
   int count = 0, index = 0;
-  check(loomCommCount(hosts, &count), "counting the hosts");
-  check(loomCommUserRank(hosts, &index), "numbering the hosts");
-  if (count < 2) {
-    loomCommDestroy(hosts);
-    loomCommDestroy(world);
+  check(loomCommCount(ring, &count), "counting the hosts");
+  check(loomCommUserRank(ring, &index), "numbering the hosts");
+  if (count < 2)
     fail(loomInvalidArgument,
          "--calibrate-network found every rank on one host (LOCAL_RANK 0 once): it measures the network between "
          "hosts; launch it on at least two");
-  }
 
   std::vector<float> send(kNetworkSizes[4] / sizeof(float) + 1, 1.0f), recv(send.size());
   std::vector<double> us;
-  for (size_t bytes : kNetworkSizes) us.push_back(timeCalls(hosts, 0, bytes, count, send.data(), recv.data()));
-  loomCommDestroy(hosts);
+  for (size_t bytes : kNetworkSizes) us.push_back(timeCalls(ring, 0, bytes, count, send.data(), recv.data()));
+  // All-pairs at 8 B: one step, and 2(H-2) messages beyond one sent and one
+  // taken in, which two hosts do not have.
+  const double allPairsUs = count >= 3 ? timeCalls(allPairs, 0, 8, count, send.data(), recv.data()) : 0;
+  loomCommDestroy(allPairs);
+  loomCommDestroy(ring);
   check(loomBarrier(world, nullptr), "ending the measurement");
   loomCommDestroy(world);
   if (index != 0) return;
@@ -113,19 +120,23 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
     fail(loomSystemError,
          "the ring's time did not grow with its size: the network was too busy to measure; run it again");
   network.bytesPerUs = 1 / slope;
+  const Traffic allPairsSmall = trafficOf(TunedCollective::kAllReduce, TunedAlgorithm::kAllPairs, count, 8);
+  if (allPairsSmall.messages > 0)
+    network.messageUs = std::max(0.0, (allPairsUs - network.latencyUs) / allPairsSmall.messages);
 
   report << "measured between " << count << " hosts (the first rank of each), ring AllReduce, microseconds per call "
          << "(median of 3):";
   for (size_t i = 0; i < us.size(); ++i) report << " " << kNetworkSizes[i] << " B " << us[i];
   report << "\n";
+  if (count >= 3) report << "all-pairs AllReduce of 8 B: " << allPairsUs << " microseconds per call\n";
   char host[256] = "this host";
   gethostname(host, sizeof(host) - 1);
   const std::string header =
       "Loom cost constants (docs/ENGINE.md, \"Algorithm choice\"), for LOOM_TUNING_FILE.\n"
       "network: measured by loom-topo --calibrate-network from " +
-      std::string(host) + ", " + today() + ", between " + std::to_string(count) +
-      " hosts (message_us as it was). The other constants as the file had them (or built in: "
-      "loom-topo --calibrate measures shared memory).";
+      std::string(host) + ", " + today() + ", between " + std::to_string(count) + " hosts" +
+      (count >= 3 ? std::string() : std::string(" (message_us as it was: measuring it takes three hosts)")) +
+      ". The other constants as the file had them (or built in: loom-topo --calibrate measures shared memory).";
   writeTuning(report, costs, header, outPath);
 }
 
