@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,16 +51,9 @@ Task<> throughLeader(const Team& host, const void* mine, size_t bytes, void* res
 // all-pairs for every small block, which sends each block to every host:
 // at 16 hosts, 7.5 times a ring's bytes.
 Task<> allReduceAcrossHosts(const Team& across, int lanes, const CollectiveArgs& block, const WaitContext& wait) {
-  PlanInputs in = planInputsOf(across);
-  in.shape = {across.nranks, across.nranks, 1, lanes};
-  in.memo = nullptr;  // another shape than the team's own: a large call weighs again
-  std::optional<Tuning> unrestricted;
-  if (acrossHostsUnrestricted(across.tuning)) {
-    unrestricted = across.tuning;
-    unrestricted->allowed = AlgorithmFilter();
-  }
-  const Tuning& tuning = unrestricted ? *unrestricted : across.tuning;
-  switch (cheapestRanked(TunedCollective::kAllReduce, in, tuning, block.count * dtypeSize(block.dtype))) {
+  const PlanInputs in = acrossHostsInputs(planInputsOf(across), across.nranks, lanes);
+  const size_t bytes = block.count * dtypeSize(block.dtype);
+  switch (cheapestAcrossHosts(TunedCollective::kAllReduce, in, across.tuning, bytes)) {
     case TunedAlgorithm::kAllPairs: return allPairsAllReduce(across, block, wait);
     case TunedAlgorithm::kTree: return doubleTreeAllReduce(across, block, wait);
     case TunedAlgorithm::kHalvingDoubling: return halvingDoublingAllReduce(across, block, wait);

@@ -16,7 +16,9 @@
 // one block per local index that every host has, and a larger host's other
 // ranks join the steps within it only; AllGather and ReduceScatter let
 // those local indices carry the other ranks' blocks too, in further rounds
-// (hierarchical_blocks.cc).
+// (hierarchical_blocks.cc). Every step across hosts runs the cost model's
+// cheapest flat schedule for it (plan.h's cheapestAcrossHosts; AllGather's
+// and ReduceScatter's where every host has as many ranks, else the ring).
 #pragma once
 
 #include <string>

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "base/dtype_size.h"
+#include "collectives/collectives.h"
 #include "collectives/hierarchical.h"
+#include "collectives/plan.h"
 #include "collectives/primitives.h"
 #include "collectives/ring_blocks.h"
 
@@ -65,6 +67,22 @@ BlockLayout acrossHosts(const Team& team, const Team& across, const Lanes& l, in
   return layout;
 }
 
+// Where every host has as many ranks (one round, every block full), the
+// lanes may cross hosts in any flat schedule: the cost model's cheapest for
+// the lane's `bytes`, every lane crossing at once. Elsewhere the ring,
+// which carries empty blocks for nothing.
+TunedAlgorithm acrossHostsSchedule(TunedCollective collective, const Team& team, const Team& across, const Lanes& l,
+                                   size_t bytes) {
+  if (l.rounds != 1) return TunedAlgorithm::kRing;
+  return cheapestAcrossHosts(collective, acrossHostsInputs(planInputsOf(across), across.nranks, l.lanes), team.tuning,
+                             bytes);
+}
+
+// The block of the lane's member on host `h`: where it lies in the result.
+size_t blockOffset(const Team& team, int h, int member, size_t count) {
+  return static_cast<size_t>(team.membersByHost()[h][member]) * count;
+}
+
 }  // namespace
 
 // AllGather: block r of the result is rank r's. A further rank hands its
@@ -94,9 +112,31 @@ Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const
                                count, prims.chunkElements(host.slotBytes));
     }
     const Team& across = team.localIndexTeam();
-    for (int round = 0; round < l.rounds; ++round)
-      co_await ringAllGatherBlocks(across, out, acrossHosts(team, across, l, host.rank, round, count), args.dtype,
-                                   args.memory, wait);
+    const size_t laneBytes = static_cast<size_t>(across.nranks) * count * elementSize;
+    const TunedAlgorithm schedule = acrossHostsSchedule(TunedCollective::kAllGather, team, across, l, laneBytes);
+    if (schedule == TunedAlgorithm::kRing) {
+      for (int round = 0; round < l.rounds; ++round)
+        co_await ringAllGatherBlocks(across, out, acrossHosts(team, across, l, host.rank, round, count), args.dtype,
+                                     args.memory, wait);
+    } else {
+      // The flat schedule gathers the lane's blocks in its team's order
+      // into scratch (its own scratch is the lane team's); each goes to
+      // its place in the result.
+      std::vector<char>& gathered = team.reduceScratch;
+      gathered.resize(laneBytes);
+      CollectiveArgs lane{out + static_cast<size_t>(team.rank) * count * elementSize, gathered.data(), count,
+                          args.dtype};
+      lane.memory = args.memory;
+      if (schedule == TunedAlgorithm::kBruck)
+        co_await bruckAllGather(across, lane, wait);
+      else
+        co_await halvingDoublingAllGather(across, lane, wait);
+      for (int i = 0; i < across.nranks; ++i)
+        if (i != across.rank)
+          executorFor(args.memory)
+              .copy(out + blockOffset(team, across.places[i].host, host.rank, count) * elementSize,
+                    gathered.data() + static_cast<size_t>(i) * count * elementSize, count * elementSize);
+    }
   }
 
   for (const std::vector<int>& ofHost : team.membersByHost())
@@ -121,8 +161,17 @@ Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, c
   const bool lane = host.rank < l.lanes;
   // Partial reductions: host h's round k at (h * rounds + k) * count.
   const int hosts = static_cast<int>(team.membersByHost().size());
+  const Team* laneTeam = lane ? &team.localIndexTeam() : nullptr;
+  const size_t laneBytes = static_cast<size_t>(hosts) * count * elementSize;
+  const TunedAlgorithm schedule =
+      lane ? acrossHostsSchedule(TunedCollective::kReduceScatter, team, *laneTeam, l, laneBytes)
+           : TunedAlgorithm::kRing;
+  // A flat schedule other than the ring takes the partials in the lane
+  // team's order: room for them after the partials.
   std::vector<char>& partials = team.reduceScratch;
-  if (lane) partials.resize(static_cast<size_t>(hosts) * l.rounds * count * elementSize);
+  if (lane)
+    partials.resize(static_cast<size_t>(hosts) * l.rounds * count * elementSize +
+                    (schedule == TunedAlgorithm::kRing ? 0 : laneBytes));
   auto partial = [&](int ofHost, int round) {
     return partials.data() + (static_cast<size_t>(ofHost) * l.rounds + round) * count * elementSize;
   };
@@ -134,8 +183,18 @@ Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, c
                                        lane ? partial(h, round) : args.recvbuf,  // a further rank's block is empty
                                        args.dtype, op, args.memory, wait);
 
-  if (lane) {
-    const Team& across = team.localIndexTeam();
+  if (lane && schedule != TunedAlgorithm::kRing) {
+    // One round: host h's partial reduction at h * count, in host order.
+    char* ordered = partials.data() + static_cast<size_t>(hosts) * count * elementSize;
+    for (int i = 0; i < laneTeam->nranks; ++i)
+      executorFor(args.memory)
+          .copy(ordered + static_cast<size_t>(i) * count * elementSize, partial(laneTeam->places[i].host, 0),
+                count * elementSize);
+    CollectiveArgs laneArgs{ordered, args.recvbuf, count, args.dtype, op};
+    laneArgs.memory = args.memory;
+    co_await halvingDoublingReduceScatter(*laneTeam, laneArgs, wait);
+  } else if (lane) {
+    const Team& across = *laneTeam;
     const int myHost = team.places[team.rank].host;
     for (int round = 0; round < l.rounds; ++round) {
       // Where a host has no such member its block is empty; its lane still

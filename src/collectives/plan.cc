@@ -125,12 +125,25 @@ TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, 
   return best;
 }
 
-bool acrossHostsUnrestricted(const Tuning& tuning) {
-  const Allowed allowed(tuning, TunedCollective::kAllReduce);
-  for (TunedAlgorithm flat :
-       {TunedAlgorithm::kRing, TunedAlgorithm::kTree, TunedAlgorithm::kHalvingDoubling, TunedAlgorithm::kAllPairs})
-    if (allowed.may(flat)) return false;
-  return true;
+TunedAlgorithm cheapestAcrossHosts(TunedCollective collective, const PlanInputs& across, const Tuning& tuning,
+                                   size_t bytes) {
+  const Allowed allowed(tuning, collective);
+  for (int a = 0; a < kTunedAlgorithms; ++a) {
+    const TunedAlgorithm flat = static_cast<TunedAlgorithm>(a);
+    if (modelRanks(collective, flat) && allowed.may(flat)) return cheapestRanked(collective, across, tuning, bytes);
+  }
+  Tuning unrestricted = tuning;
+  unrestricted.allowed = AlgorithmFilter();
+  return cheapestRanked(collective, across, unrestricted, bytes);
+}
+
+PlanInputs acrossHostsInputs(const PlanInputs& in, int hosts, int lanes) {
+  PlanInputs across = in;
+  across.shape = {hosts, hosts, 1, lanes};
+  across.fewestRanksOnAHost = 1;
+  across.twoHostSegmentBytes = 0;
+  across.memo = nullptr;  // another shape than the team's own: weighed afresh
+  return across;
 }
 
 bool blocksInFewRounds(const PlanInputs& in) {

@@ -78,10 +78,17 @@ Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, c
 // allows none of them).
 TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
 
-// LOOM_ALGO allows AllReduce none of the flat schedules (it asked for the
-// steps or the leaders, not for a ring across hosts): the step across hosts
-// then weighs them as if LOOM_ALGO were unset.
-bool acrossHostsUnrestricted(const Tuning& tuning);
+// The step across hosts of the compositions (hierarchical.h): on `across`
+// (one rank per host: shape {H, H, 1, lanes}, `lanes` such teams crossing
+// each host's link at once), the flat schedule of `collective` the model
+// finds cheapest for `bytes`. Where LOOM_ALGO allows the collective none of
+// the flat schedules (it asked for the steps or the leaders, not for a ring
+// across hosts) they are weighed as if it were unset. plan_estimates.cc
+// estimates the step alike.
+TunedAlgorithm cheapestAcrossHosts(TunedCollective collective, const PlanInputs& across, const Tuning& tuning,
+                                   size_t bytes);
+// `in` (a team's, or a described one) as the step across its hosts sees it.
+PlanInputs acrossHostsInputs(const PlanInputs& in, int hosts, int lanes);
 
 // The estimated microseconds of one row of weighedAlgorithms on `in`
 // (plan_estimates.cc).

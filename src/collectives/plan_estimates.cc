@@ -5,7 +5,6 @@
 // rank per host, as many such teams at once as the schedule has lanes.
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "collectives/plan.h"
 #include "collectives/team.h"
@@ -21,24 +20,13 @@ int lanesOf(const PlanInputs& in) {
   return in.fewestRanksOnAHost > 0 ? in.fewestRanksOnAHost : in.shape.mostRanksOnAHost;
 }
 
-// The cheapest flat schedule among one rank per host, as the step across
-// hosts chooses it (hierarchical.cc), with `lanes` such teams at once.
-double cheapestAcrossUs(TunedCollective collective, const PlanInputs& in, const Tuning& teamTuning, int lanes,
+// The step across hosts as it runs (cheapestAcrossHosts), with `lanes`
+// such steps at once.
+double cheapestAcrossUs(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, int lanes,
                         size_t bytes) {
-  std::optional<Tuning> unrestricted;
-  if (acrossHostsUnrestricted(teamTuning)) {
-    unrestricted = teamTuning;
-    unrestricted->allowed = AlgorithmFilter();
-  }
-  const Tuning& tuning = unrestricted ? *unrestricted : teamTuning;
-  PlanInputs across = in;
-  across.shape = {in.shape.hosts, in.shape.hosts, 1, lanes};
-  across.fewestRanksOnAHost = 1;
-  across.memo = nullptr;
-  double best = estimateUs(collective, TunedAlgorithm::kRing, across.shape, bytes, tuning.costs);
-  for (TunedAlgorithm algorithm : weighedAlgorithms(collective, across, tuning, bytes))
-    best = std::min(best, estimateUs(collective, algorithm, across.shape, bytes, tuning.costs));
-  return best;
+  const PlanInputs across = acrossHostsInputs(in, in.shape.hosts, lanes);
+  return estimateUs(collective, cheapestAcrossHosts(collective, across, tuning, bytes), across.shape, bytes,
+                    tuning.costs);
 }
 
 // A host's ranks each hand a leader `bytes` (or the leader hands each of
@@ -84,17 +72,26 @@ double inStepsUs(TunedCollective collective, const PlanInputs& in, const Tuning&
     }
     return withinUs + acrossUs;
   }
-  // AllGather and ReduceScatter: rings across hosts among the lanes, in
-  // rounds (a round per local index every host has), then a ring within
-  // each host. Every round takes the ring's steps; the fullest host's link
-  // carries a block of each of its ranks to each further host: as one
-  // ring's whose result holds that host's ranks' blocks from every host.
+  // AllGather and ReduceScatter: rounds across hosts (a round per local
+  // index every host has), and within each host a ring per host's blocks
+  // and round, which together move the whole buffer.
   const int rounds = (in.shape.mostRanksOnAHost + lanes - 1) / lanes;
+  const double withinUs = estimateUs(collective, TunedAlgorithm::kRing, host, bytes, costs) +
+                          (in.shape.hosts * rounds - 1) * estimateUs(collective, TunedAlgorithm::kRing, host, 0, costs);
+  const size_t laneBytes = static_cast<size_t>(n * in.shape.hosts / in.shape.nranks);  // a block per host
+  // Even hosts: one round, in the cheapest flat schedule across.
+  if (rounds == 1) return cheapestAcrossUs(collective, in, tuning, lanes, laneBytes) + withinUs;
+  // Uneven: rings.
+  // Every round takes the ring's steps; the fullest host's link carries a
+  // block of each of its ranks to each further host: as one ring's whose
+  // result holds that host's ranks' blocks from every host.
   const TeamShape across{in.shape.hosts, in.shape.hosts, 1, 1};
-  const double stepsUs = estimateUs(collective, TunedAlgorithm::kRing, across, 0, costs);
+  const double stepsUs =
+      estimateUs(collective, TunedAlgorithm::kRing, TeamShape{in.shape.hosts, in.shape.hosts, 1, lanes}, 0, costs);
   const size_t carried = static_cast<size_t>(n * in.shape.mostRanksOnAHost * in.shape.hosts / in.shape.nranks);
-  const double carriedUs = estimateUs(collective, TunedAlgorithm::kRing, across, carried, costs) - stepsUs;
-  return rounds * stepsUs + carriedUs + estimateUs(collective, TunedAlgorithm::kRing, host, bytes, costs);
+  const double carriedUs = estimateUs(collective, TunedAlgorithm::kRing, across, carried, costs) -
+                           estimateUs(collective, TunedAlgorithm::kRing, across, 0, costs);
+  return rounds * stepsUs + carriedUs + withinUs;
 }
 
 }  // namespace

@@ -601,8 +601,10 @@ TEST_P(CollectivesTest, BarrierHoldsEveryRankUntilAllArrive) {
 // fake hosts: LOOM_HOST_ID is per process, so ranks run as processes. 3 ranks per host
 // cut the AllReduce buffer into blocks of unequal sizes, 3 hosts make the
 // step across them a ring, and counts below a host's rank count leave some
-// blocks empty. Hosts of 3 and 2 ranks, and of 1 and 3, carry the larger
-// host's further blocks in second and third rounds.
+// blocks empty. On 4 hosts of 2 the lanes of small AllGathers and
+// ReduceScatters cross in a logarithmic schedule. Hosts of 3 and 2 ranks,
+// and of 1 and 3, carry the larger host's further blocks in second and
+// third rounds.
 class HierarchicalTest : public ::testing::TestWithParam<const char*> {
  protected:
   int ranksInLayout() const {
@@ -725,7 +727,7 @@ INSTANTIATE_TEST_SUITE_P(Transports, TwoRanksTest,
                            return modeName(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
                          });
 
-INSTANTIATE_TEST_SUITE_P(Hosts, HierarchicalTest, ::testing::Values("2,2", "3,3", "2,2,2", "3,2", "1,3"),
+INSTANTIATE_TEST_SUITE_P(Hosts, HierarchicalTest, ::testing::Values("2,2", "3,3", "2,2,2", "2,2,2,2", "3,2", "1,3"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name)

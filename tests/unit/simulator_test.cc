@@ -142,6 +142,28 @@ TEST(SimulatorTest, StepsOnUnevenInterleavedHostsAreExact) {
   }
 }
 
+// On even hosts the lanes of AllGather and ReduceScatter in steps cross
+// hosts in the cost model's cheapest flat schedule: on 8 hosts of 2 at a
+// small size a logarithmic one (3 steps across, where the ring takes 7),
+// besides a ring within each host per host's blocks (8 of one step).
+// Hosts numbered so that lane 1's team runs through the hosts backwards:
+// its blocks come back in its own order and go to their hosts' places.
+TEST(SimulatorTest, EvenHostsCrossInTheCheapestFlatSchedule) {
+  for (const std::vector<int>& hostOf :
+       {std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7},
+        std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 7, 6, 5, 4, 3, 2, 1, 0}}) {
+    SimulationLayout layout = layoutOf({});
+    layout.hostOf = hostOf;
+    for (TunedCollective c : {TunedCollective::kAllGather, TunedCollective::kReduceScatter}) {
+      const std::string what = describe(c, TunedAlgorithm::kHierarchical, 16, 4 * 16);
+      const SimulatedPoint point = simulate::simulatePoint(layout, c, TunedAlgorithm::kHierarchical, 4 * 16);
+      EXPECT_EQ(point.ran, "hierarchical") << what;
+      EXPECT_EQ(point.steps, 3u + 8u) << what;
+      EXPECT_GT(point.network.messages, 0u) << what;
+    }
+  }
+}
+
 // The point the tool's --simulate promises: 1024 ranks, every AllReduce
 // algorithm, exact, with tree and halving/doubling latency growing with
 // log P and the ring's with P.
