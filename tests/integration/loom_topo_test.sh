@@ -200,9 +200,14 @@ expect_line '^ReduceScatter \(size: the whole input\):$'
 expect_line '^Broadcast \(size: the buffer\):$'
 expect_line '^Barrier: allpairs$'
 grep -q '^== Topology' "$WORK/out" && fail "--plan printed the topology too"
-# Several ranks per host: leaders, then steps, and never the model's flat picks.
+# Several ranks per host: the model weighs the leaders and the steps with
+# the flat schedules: on two hosts the leaders, then the steps; on 16 hosts
+# of 8 the flat ring takes the largest calls back.
 timeout 60 "$TOPO" --plan --hosts 4,4 >"$WORK/out" 2>&1 || fail "--plan 4,4 exited $?"
 expect_line '^  choice by size: hostleaders, hierarchical from 16385 B$'
+expect_line '^  8 B +hostleaders +\(model: ring [0-9.]+ us, .*hostleaders [0-9.]+ us, hierarchical [0-9.]+ us\)$'
+timeout 60 "$TOPO" --plan --hosts 8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8 >"$WORK/out" 2>&1 || fail "--plan 16x8 exited $?"
+expect_line '^  choice by size: hostleaders, hierarchical from [0-9]+ B, ring from [0-9]+ B$'
 # LOOM_ALGO applies as at init: left alone, the tree runs at every size.
 LOOM_ALGO=allreduce:tree timeout 60 "$TOPO" --plan --ranks 8 >"$WORK/out" 2>&1 || fail "--plan LOOM_ALGO=allreduce:tree exited $?"
 expect_line '^  choice by size: tree$'
