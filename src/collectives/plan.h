@@ -90,6 +90,12 @@ TunedAlgorithm cheapestAcrossHosts(TunedCollective collective, const PlanInputs&
 // `in` (a team's, or a described one) as the step across its hosts sees it.
 PlanInputs acrossHostsInputs(const PlanInputs& in, int hosts, int lanes);
 
+// The flat schedule a composition (the host leaders, the steps) runs
+// across hosts for a call of `bytes`, as it estimates and runs it; kCount
+// for the other rows.
+TunedAlgorithm stepAcrossHosts(TunedCollective collective, TunedAlgorithm algorithm, const PlanInputs& in,
+                               const Tuning& tuning, size_t bytes);
+
 // The estimated microseconds of one row of weighedAlgorithms on `in`
 // (plan_estimates.cc).
 double planEstimateUs(TunedCollective collective, TunedAlgorithm algorithm, const PlanInputs& in, const Tuning& tuning,

@@ -20,12 +20,45 @@ int lanesOf(const PlanInputs& in) {
   return in.fewestRanksOnAHost > 0 ? in.fewestRanksOnAHost : in.shape.mostRanksOnAHost;
 }
 
-// The step across hosts as it runs (cheapestAcrossHosts), with `lanes`
-// such steps at once.
-double cheapestAcrossUs(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, int lanes,
-                        size_t bytes) {
-  const PlanInputs across = acrossHostsInputs(in, in.shape.hosts, lanes);
-  return estimateUs(collective, cheapestAcrossHosts(collective, across, tuning, bytes), across.shape, bytes,
+// A composition's step across hosts as it runs: `lanes` teams of one rank
+// per host at once, each moving `bytes` in `schedule`.
+struct AcrossStep {
+  TunedAlgorithm schedule = TunedAlgorithm::kRing;
+  int lanes = 1;
+  size_t bytes = 0;
+};
+
+int roundsOf(const PlanInputs& in) {
+  const int lanes = lanesOf(in);
+  return (in.shape.mostRanksOnAHost + lanes - 1) / lanes;
+}
+
+AcrossStep acrossStepOf(TunedCollective collective, TunedAlgorithm algorithm, const PlanInputs& in,
+                        const Tuning& tuning, size_t bytes) {
+  AcrossStep step;
+  if (algorithm == TunedAlgorithm::kHostLeaders) {
+    step.bytes = bytes;
+    // AllGather's leaders swap their hosts' blocks in one all-pairs step.
+    if (collective == TunedCollective::kAllGather) {
+      step.schedule = TunedAlgorithm::kAllPairs;
+      return step;
+    }
+  } else if (collective == TunedCollective::kAllReduce) {
+    step.lanes = lanesOf(in);
+    step.bytes = static_cast<size_t>(std::ceil(static_cast<double>(bytes) / step.lanes));  // a lane's block
+  } else {
+    step.lanes = lanesOf(in);
+    step.bytes =
+        static_cast<size_t>(static_cast<double>(bytes) * in.shape.hosts / in.shape.nranks);  // a block per host
+    if (roundsOf(in) != 1) return step;  // uneven hosts: rings, in rounds
+  }
+  step.schedule =
+      cheapestAcrossHosts(collective, acrossHostsInputs(in, in.shape.hosts, step.lanes), tuning, step.bytes);
+  return step;
+}
+
+double acrossUs(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, const AcrossStep& step) {
+  return estimateUs(collective, step.schedule, acrossHostsInputs(in, in.shape.hosts, step.lanes).shape, step.bytes,
                     tuning.costs);
 }
 
@@ -43,7 +76,9 @@ double fanUs(const PlanInputs& in, const CostConstants& costs, size_t bytes) {
 double throughLeadersUs(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const CostConstants& costs = tuning.costs;
   if (collective == TunedCollective::kAllReduce)
-    return fanUs(in, costs, bytes) + cheapestAcrossUs(collective, in, tuning, 1, bytes) + fanUs(in, costs, bytes);
+    return fanUs(in, costs, bytes) +
+           acrossUs(collective, in, tuning, acrossStepOf(collective, TunedAlgorithm::kHostLeaders, in, tuning, bytes)) +
+           fanUs(in, costs, bytes);
   // AllGather: blocks up, the leaders' packed hosts in one all-pairs swap, the whole result down.
   const int hosts = in.shape.hosts;
   const double block = static_cast<double>(bytes) / in.shape.nranks;
@@ -59,28 +94,27 @@ double inStepsUs(TunedCollective collective, const PlanInputs& in, const Tuning&
   const TeamShape host = fullestHost(in);
   const int lanes = lanesOf(in);
   const double n = static_cast<double>(bytes);
+  const AcrossStep step = acrossStepOf(collective, TunedAlgorithm::kHierarchical, in, tuning, bytes);
   if (collective == TunedCollective::kAllReduce) {
     const double withinUs = estimateUs(TunedCollective::kReduceScatter, TunedAlgorithm::kRing, host, bytes, costs) +
                             estimateUs(TunedCollective::kAllGather, TunedAlgorithm::kRing, host, bytes, costs);
-    const size_t block = static_cast<size_t>(std::ceil(n / lanes));
-    const double acrossUs = cheapestAcrossUs(collective, in, tuning, lanes, block);
+    const double betweenUs = acrossUs(collective, in, tuning, step);
     // Two hosts: segment by segment, the steps within hosts overlap the
     // step across them, as a two-stage pipeline of k segments.
-    if (in.shape.hosts == 2 && in.twoHostSegmentBytes > 0 && block > in.twoHostSegmentBytes) {
-      const double k = std::ceil(static_cast<double>(block) / in.twoHostSegmentBytes);
-      return (withinUs + acrossUs) / k + (k - 1) / k * std::max(withinUs, acrossUs);
+    if (in.shape.hosts == 2 && in.twoHostSegmentBytes > 0 && step.bytes > in.twoHostSegmentBytes) {
+      const double k = std::ceil(static_cast<double>(step.bytes) / in.twoHostSegmentBytes);
+      return (withinUs + betweenUs) / k + (k - 1) / k * std::max(withinUs, betweenUs);
     }
-    return withinUs + acrossUs;
+    return withinUs + betweenUs;
   }
   // AllGather and ReduceScatter: rounds across hosts (a round per local
   // index every host has), and within each host a ring per host's blocks
   // and round, which together move the whole buffer.
-  const int rounds = (in.shape.mostRanksOnAHost + lanes - 1) / lanes;
+  const int rounds = roundsOf(in);
   const double withinUs = estimateUs(collective, TunedAlgorithm::kRing, host, bytes, costs) +
                           (in.shape.hosts * rounds - 1) * estimateUs(collective, TunedAlgorithm::kRing, host, 0, costs);
-  const size_t laneBytes = static_cast<size_t>(n * in.shape.hosts / in.shape.nranks);  // a block per host
   // Even hosts: one round, in the cheapest flat schedule across.
-  if (rounds == 1) return cheapestAcrossUs(collective, in, tuning, lanes, laneBytes) + withinUs;
+  if (rounds == 1) return acrossUs(collective, in, tuning, step) + withinUs;
   // Uneven: rings.
   // Every round takes the ring's steps; the fullest host's link carries a
   // block of each of its ranks to each further host: as one ring's whose
@@ -95,6 +129,13 @@ double inStepsUs(TunedCollective collective, const PlanInputs& in, const Tuning&
 }
 
 }  // namespace
+
+TunedAlgorithm stepAcrossHosts(TunedCollective collective, TunedAlgorithm algorithm, const PlanInputs& in,
+                               const Tuning& tuning, size_t bytes) {
+  if (algorithm != TunedAlgorithm::kHostLeaders && algorithm != TunedAlgorithm::kHierarchical)
+    return TunedAlgorithm::kCount;
+  return acrossStepOf(collective, algorithm, in, tuning, bytes).schedule;
+}
 
 double planEstimateUs(TunedCollective collective, TunedAlgorithm algorithm, const PlanInputs& in, const Tuning& tuning,
                       size_t bytes) {

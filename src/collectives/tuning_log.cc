@@ -27,6 +27,12 @@ std::string estimates(const Team& team, TunedCollective collective, size_t bytes
   return text;
 }
 
+// What a composition runs across hosts.
+std::string acrossHosts(const Team& team, TunedCollective collective, TunedAlgorithm algorithm, size_t bytes) {
+  const TunedAlgorithm across = stepAcrossHosts(collective, algorithm, planInputsOf(team), team.tuning, bytes);
+  return across == TunedAlgorithm::kCount ? std::string() : "; across hosts: " + std::string(algorithmName(across));
+}
+
 // Why the rule picked it, in the terms of the variables a user can change.
 std::string automaticReason(const Team& team, TunedCollective collective, TunedAlgorithm algorithm, size_t bytes) {
   const Tuning& tuning = team.tuning;
@@ -66,7 +72,8 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
     case TunedAlgorithm::kHierarchical:
       return "ranks on several hosts, some host with more than one, and no single-copy reads: within hosts, "
              "then across them; " +
-             estimates(team, collective, bytes) + "; LOOM_ALGO=^hierarchical keeps the flat schedules";
+             estimates(team, collective, bytes) + acrossHosts(team, collective, algorithm, bytes) +
+             "; LOOM_ALGO=^hierarchical keeps the flat schedules";
     case TunedAlgorithm::kHostLeaders:
       if (collective == TunedCollective::kAllGather)
         return "the whole result at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
@@ -76,7 +83,8 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
       return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
              " per rank, on several hosts: each host's first rank reduces its host's "
              "inputs, all-reduces across hosts and hands the result back; " +
-             estimates(team, collective, bytes) + "; LOOM_ALGO=^hostleaders keeps the flat schedules";
+             estimates(team, collective, bytes) + acrossHosts(team, collective, algorithm, bytes) +
+             "; LOOM_ALGO=^hostleaders keeps the flat schedules";
     default: return "";
   }
 }

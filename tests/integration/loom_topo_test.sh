@@ -205,7 +205,8 @@ grep -q '^== Topology' "$WORK/out" && fail "--plan printed the topology too"
 # of 8 the flat ring takes the largest calls back.
 timeout 60 "$TOPO" --plan --hosts 4,4 >"$WORK/out" 2>&1 || fail "--plan 4,4 exited $?"
 expect_line '^  choice by size: hostleaders, hierarchical from 16385 B$'
-expect_line '^  8 B +hostleaders +\(model: ring [0-9.]+ us, .*hostleaders [0-9.]+ us, hierarchical [0-9.]+ us\)$'
+expect_line '^  8 B +hostleaders +\(model: ring [0-9.]+ us, .*hostleaders [0-9.]+ us, hierarchical [0-9.]+ us\); across hosts: allpairs$'
+expect_line '^  64 MiB +hierarchical +\(model: .*\); across hosts: ring$'
 timeout 60 "$TOPO" --plan --hosts 8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8 >"$WORK/out" 2>&1 || fail "--plan 16x8 exited $?"
 expect_line '^  choice by size: hostleaders, hierarchical from [0-9]+ B, ring from [0-9]+ B$'
 # LOOM_ALGO applies as at init: left alone, the tree runs at every size.

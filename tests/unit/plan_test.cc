@@ -194,6 +194,29 @@ TEST(PlanTest, CompositionsAreEstimatedAsWhatTheyAreMadeOf) {
               4, 0.01);
 }
 
+TEST(PlanTest, CompositionsSayWhatTheyRunAcrossHosts) {
+  const Tuning t = tuning();
+  const PlanInputs sixteen = layout(16, 8);
+  // The leaders of 16 hosts: a logarithmic AllReduce; their AllGather swaps
+  // packed hosts in one all-pairs step.
+  const A leaders = stepAcrossHosts(C::kAllReduce, A::kHostLeaders, sixteen, t, 8);
+  EXPECT_TRUE(leaders == A::kHalvingDoubling || leaders == A::kTree) << algorithmName(leaders);
+  EXPECT_EQ(stepAcrossHosts(C::kAllGather, A::kHostLeaders, sixteen, t, 8 * 128), A::kAllPairs);
+  // Even hosts: the lanes' AllGather and ReduceScatter take a logarithmic
+  // schedule while small, the ring when large; uneven hosts the ring.
+  const A small = stepAcrossHosts(C::kAllGather, A::kHierarchical, sixteen, t, 64 * 1024);
+  EXPECT_TRUE(small == A::kBruck || small == A::kHalvingDoubling) << algorithmName(small);
+  EXPECT_EQ(stepAcrossHosts(C::kReduceScatter, A::kHierarchical, sixteen, t, 8 * 128), A::kHalvingDoubling);
+  EXPECT_EQ(stepAcrossHosts(C::kAllGather, A::kHierarchical, sixteen, t, size_t{256} << 20), A::kRing);
+  EXPECT_EQ(stepAcrossHosts(C::kAllGather, A::kHierarchical, twoHosts(3, 2), t, 8 * 5), A::kRing);
+  // LOOM_ALGO that leaves AllReduce the steps alone still lets the step
+  // across weigh every flat schedule.
+  EXPECT_EQ(stepAcrossHosts(C::kAllReduce, A::kHierarchical, sixteen, tuning("allreduce:hierarchical"), 8 * 128),
+            stepAcrossHosts(C::kAllReduce, A::kHierarchical, sixteen, t, 8 * 128));
+  // Other rows run no step across.
+  EXPECT_EQ(stepAcrossHosts(C::kAllReduce, A::kRing, sixteen, t, 8), A::kCount);
+}
+
 TEST(PlanTest, OneRankPerHostOrSingleCopyReadsTakeNoSteps) {
   // One rank on each host: no steps within hosts to take.
   EXPECT_EQ(planAllGather(layout(3, 1), tuning(), 64 << 20), A::kRing);

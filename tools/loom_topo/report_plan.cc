@@ -65,7 +65,10 @@ std::string describe(const Row& row, const PlanInputs& in, const Tuning& tuning,
                  usString(planEstimateUs(row.collective, algorithm, in, tuning, bytes)) + " us";
   }
   if (estimates.empty()) return text;
-  return text + "(model: " + estimates + ")";
+  text += "(model: " + estimates + ")";
+  const TunedAlgorithm across = stepAcrossHosts(row.collective, chosen, in, tuning, bytes);
+  if (across != TunedAlgorithm::kCount) text += "; across hosts: " + std::string(algorithmName(across));
+  return text;
 }
 
 // The smallest size from which `row` takes another algorithm than at `low`,
