@@ -81,6 +81,15 @@ bool hierarchicalFits(const Team& team) {
   return team.hosts >= 2 && team.nranks > team.hosts;
 }
 
+void keepAcrossHostsShape(Team& team) {
+  team.twoHostSegmentBytes = twoHostSegmentBytes(team);
+  team.acrossSlotBytes = 0;
+  if (team.hosts < 2 || team.connections == nullptr) return;
+  std::vector<int> firsts;
+  for (const std::vector<int>& members : team.membersByHost()) firsts.push_back(team.peerOf(members.front()));
+  team.acrossSlotBytes = team.connections->slotBytesAmong(firsts);
+}
+
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   const Executor& exec = executorFor(args.memory);
   const Team& host = team.hostTeam();
@@ -119,12 +128,6 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   }
 
   co_await ringAllGatherBlocks(host, args.recvbuf, blocks, args.dtype, args.memory, wait);
-}
-
-bool fitsLeaderAllReduce(const Team& team, size_t bytes, size_t limitBytes) {
-  // Each message, within the host or across, must fit a slot: the team's
-  // slot is the smallest of all its links'.
-  return team.hosts >= 2 && team.nranks > team.hosts && bytes <= limitBytes && bytes <= team.slotBytes;
 }
 
 // Small AllReduce through one leader per host, as Open MPI's HAN: each
@@ -166,11 +169,6 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
     void* slot = co_await to.acquire(wait);
     to.postFrom(slot, args.recvbuf, bytes);
   }
-}
-
-bool fitsLeaderAllGather(const Team& team, size_t bytes, size_t limitBytes) {
-  // The leaders hand the whole result to their hosts in one message.
-  return fitsLeaderAllReduce(team, bytes * static_cast<size_t>(team.nranks), limitBytes);
 }
 
 // Small AllGather through one leader per host, as leaderAllReduce: each

@@ -37,19 +37,16 @@ std::string describeHosts(const Team& team);
 // than one rank; hierarchicalAllReduce and hierarchical_blocks.cc say how
 // uneven hosts split the work.
 bool hierarchicalFits(const Team& team);
+// Sets the team's Team::twoHostSegmentBytes and Team::acrossSlotBytes, once
+// its members' places are final (every rank finds the same).
+void keepAcrossHostsShape(Team& team);
 Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 
-// Whether a small AllReduce of `bytes` can go through one leader per host
-// (leaderAllReduce): several hosts, one of them with several ranks (any
-// layout: each host's rank count is its own), and a message that fits a
-// slot and `limitBytes` (LOOM_ALLPAIRS_MAX_BYTES unless LOOM_ALGO left
-// the leaders alone).
-bool fitsLeaderAllReduce(const Team& team, size_t bytes, size_t limitBytes);
+// A small AllReduce or AllGather through one leader per host, on several
+// hosts, one of them with several ranks (any layout: each host's rank count
+// is its own), where every message (an input; AllGather: the whole result)
+// fits a slot (plan.cc decides where, as fitsLeaders).
 Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
-// Whether a small AllGather of `bytes` per rank can go through one leader
-// per host (leaderAllGather): as fitsLeaderAllReduce, with the whole result
-// within a slot and `limitBytes`.
-bool fitsLeaderAllGather(const Team& team, size_t bytes, size_t limitBytes);
 Task<> leaderAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
 Task<> hierarchicalReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);

@@ -44,6 +44,10 @@ Task<> combineSegment(const Team& across, char* data, size_t count, const Collec
 
 }  // namespace
 
+size_t halfFifoBytes(const SlotShape& shape) {
+  return shape.slots < 2 ? 0 : static_cast<size_t>(shape.slots / 2) * shape.bytes;
+}
+
 size_t twoHostSegmentBytes(const Team& team) {
   if (team.hosts != 2 || team.connections == nullptr) return 0;
   const int lanes = team.fewestRanksOnAHost;
@@ -52,9 +56,10 @@ size_t twoHostSegmentBytes(const Team& team) {
   const std::vector<std::vector<int>>& hosts = team.membersByHost();
   size_t bytes = SIZE_MAX;
   for (int i = 0; i < lanes; ++i) {
-    const SlotShape shape = team.connections->slotShapeBetween(team.peerOf(hosts[0][i]), team.peerOf(hosts[1][i]));
-    if (shape.slots < 2) return 0;
-    bytes = std::min(bytes, static_cast<size_t>(shape.slots / 2) * shape.bytes);
+    const size_t half =
+        halfFifoBytes(team.connections->slotShapeBetween(team.peerOf(hosts[0][i]), team.peerOf(hosts[1][i])));
+    if (half == 0) return 0;
+    bytes = std::min(bytes, half);
   }
   // A segment of a lane is cut into messages of the lane team's slot (at
   // most the link's), so it takes at most half the FIFO's slots.

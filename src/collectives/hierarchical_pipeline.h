@@ -17,6 +17,8 @@ namespace loom {
 // where the team is not on two hosts. The team keeps it
 // (Team::twoHostSegmentBytes).
 size_t twoHostSegmentBytes(const Team& team);
+// Half a FIFO of `shape`'s slots: a segment; 0 where it has fewer than two.
+size_t halfFifoBytes(const SlotShape& shape);
 
 // `blocks` as hierarchicalAllReduce cuts them (a block per host member, the
 // first `lanes` of them the lanes', the others empty); `segment` in

@@ -95,7 +95,7 @@ Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, c
       continue;
     candidates.list[candidates.count++] = algorithm;
   }
-  if (allowed.may(TunedAlgorithm::kHostLeaders) && leadersApply(collective, in, allowed, tuning, bytes))
+  if (leadersApply(collective, in, allowed, tuning, bytes))
     candidates.list[candidates.count++] = TunedAlgorithm::kHostLeaders;
   if ((collective == TunedCollective::kAllReduce || collective == TunedCollective::kAllGather ||
        collective == TunedCollective::kReduceScatter) &&
@@ -142,6 +142,8 @@ PlanInputs acrossHostsInputs(const PlanInputs& in, int hosts, int lanes) {
   across.shape = {hosts, hosts, 1, lanes};
   across.fewestRanksOnAHost = 1;
   across.twoHostSegmentBytes = 0;
+  if (in.acrossSlotBytes > 0) across.slotBytes = in.acrossSlotBytes;
+  across.acrossSlotBytes = 0;
   across.memo = nullptr;  // another shape than the team's own: weighed afresh
   return across;
 }
@@ -159,6 +161,7 @@ PlanInputs planInputsOf(const Team& team) {
   in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();
   in.slotBytes = team.slotBytes;
   in.twoHostSegmentBytes = team.twoHostSegmentBytes;
+  in.acrossSlotBytes = team.acrossSlotBytes;
   in.memo = &team.rankedMemo;
   return in;
 }

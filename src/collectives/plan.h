@@ -36,6 +36,7 @@ struct PlanInputs {
   bool registeredWindows = false;  // some buffers are registered (registered.h)
   size_t slotBytes = SIZE_MAX;     // Team::slotBytes
   size_t twoHostSegmentBytes = 0;  // Team::twoHostSegmentBytes
+  size_t acrossSlotBytes = 0;      // Team::acrossSlotBytes; 0: as slotBytes
   RankedMemo* memo = nullptr;      // Team::rankedMemo; none for a described team
 };
 

@@ -46,6 +46,12 @@ AcrossStep acrossStepOf(TunedCollective collective, TunedAlgorithm algorithm, co
   } else if (collective == TunedCollective::kAllReduce) {
     step.lanes = lanesOf(in);
     step.bytes = static_cast<size_t>(std::ceil(static_cast<double>(bytes) / step.lanes));  // a lane's block
+    // Two hosts, several segments: each lane swaps a segment with its peer
+    // and combines (hierarchical_pipeline.h).
+    if (in.shape.hosts == 2 && in.twoHostSegmentBytes > 0 && step.bytes > in.twoHostSegmentBytes) {
+      step.schedule = TunedAlgorithm::kAllPairs;
+      return step;
+    }
   } else {
     step.lanes = lanesOf(in);
     step.bytes =

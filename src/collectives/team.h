@@ -60,6 +60,10 @@ struct Team {
   // On two hosts: the bytes of one segment of the overlapped AllReduce in
   // steps (hierarchical_pipeline.h), set with `hosts`; 0 elsewhere.
   size_t twoHostSegmentBytes = 0;
+  // On several hosts: the slot of the links between one rank per host (the
+  // hosts' first ranks), which the steps across hosts cut by; set with
+  // `hosts`, 0 elsewhere.
+  size_t acrossSlotBytes = 0;
   Tuning tuning;
   PointToPointInboxes* inboxes = nullptr;  // Recv's tag matching (p2p_inbox.h); the communicator's
   RegisteredRegions* windows = nullptr;    // registered buffers (registered.h); changed only by (de)registration

@@ -15,7 +15,6 @@
 #include "bootstrap/host_interfaces.h"
 #include "bootstrap/socket.h"
 #include "collectives/hierarchical.h"
-#include "collectives/hierarchical_pipeline.h"
 #include "collectives/plan.h"
 #include "collectives/tuning_file.h"
 #include "collectives/window_registration.h"
@@ -193,7 +192,6 @@ void Communicator::checkHierarchy() {
   for (const MemberPlace& place : team_.places)
     team_.mostRanksOnAHost = std::max(team_.mostRanksOnAHost, ++onHost[place.host]);
   team_.fewestRanksOnAHost = *std::min_element(onHost.begin(), onHost.end());
-  team_.twoHostSegmentBytes = twoHostSegmentBytes(team_);
   const bool fits = hierarchicalFits(team_);
   const AlgorithmFilter& allowed = team_.tuning.allowed;
   const TunedCollective forced = allowed.anyLeftOnly(TunedAlgorithm::kHierarchical);
@@ -210,10 +208,11 @@ void Communicator::checkHierarchy() {
         "INIT", team_.rank,
         describeHosts(team_) << (blocksInFewRounds(planInputsOf(team_)) ? ": AllReduce, AllGather and ReduceScatter run"
                                                                         : ": AllReduce runs")
-                             << " within and across hosts in steps");
+                             << " within and across hosts in steps where the cost model finds it cheaper");
   // The members' places are final: form the sub-teams here, not on a
   // collective's first call.
   team_.keepSubTeams();
+  keepAcrossHostsShape(team_);
 }
 
 void Communicator::placeMembers(const std::vector<RankIdentity>& identities) {

@@ -54,14 +54,14 @@ expect_line '^  within host1 \(ranks 1 and 2\): SHM$'
 expect_line '^  within host2 \(ranks 3-5\): SHM$'
 expect_line '^  host0 <-> host2: TCP$'
 expect_line '^  1 +TCP +- +SHM +TCP +TCP +TCP$'
-expect_line '^  AllReduce: within and across hosts in steps \(3 hosts with 1, 2 and 3 ranks\)$'
-expect_line '^  AllGather, ReduceScatter: flat ring \(3 hosts with 1, 2 and 3 ranks; in steps a larger host.s further blocks would take more than two rounds'
+expect_line '^  AllReduce: within and across hosts in steps where the cost model finds it cheaper \(3 hosts with 1, 2 and 3 ranks; --plan shows where\)$'
+expect_line '^  AllGather, ReduceScatter: flat schedules \(3 hosts with 1, 2 and 3 ranks; in steps a larger host.s further blocks would take more than two rounds'
 pass "--hosts 1,2,3: ring enters each host once; SHM inside hosts, TCP across"
 
 LOOM_TRANSPORTS=tcp timeout 20 "$TOPO" --no-versions --topo-file "$DATA/llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml" \
   --hosts 2,2 >"$WORK/out" 2>&1 || fail "LOOM_TRANSPORTS=tcp --hosts 2,2 exited $?"
 expect_line '^  within host0 \(ranks 0 and 1\): TCP$'
-expect_line '^  AllReduce, AllGather, ReduceScatter: within and across hosts in steps \(2 hosts with 2 and 2 ranks\)$'
+expect_line '^  AllReduce, AllGather, ReduceScatter: within and across hosts in steps where the cost model finds it cheaper \(2 hosts with 2 and 2 ranks; --plan shows where\)$'
 LOOM_TRANSPORTS=shm timeout 20 "$TOPO" --no-versions --topo-file "$DATA/llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml" \
   --hosts 2,2 >"$WORK/out" 2>&1 || fail "LOOM_TRANSPORTS=shm --hosts 2,2 exited $?"
 expect_line '^  none: .*no transport can connect rank 0 and rank 2 \(rank 2 runs on host host1 and rank 0 on host0\)'

@@ -96,7 +96,7 @@ double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void*
                                 ? loomAllReduce(send, recv, count, loomFloat32, loomSum, comm, nullptr, nullptr)
                                 : loomAllGather(send, recv, count, loomFloat32, comm, nullptr, nullptr);
     if (rc != loomSuccess) {
-      std::fprintf(stderr, "loom-topo --calibrate: %s\n", loomGetLastError());
+      std::fprintf(stderr, "loom-topo: calibrating: %s\n", loomGetLastError());
       std::_Exit(3);
     }
   };

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "collectives/tuning_file.h"
+#include "core/config.h"
 #include "loom_topo/calibrate.h"
 
 namespace loom::topo {
@@ -20,20 +21,21 @@ namespace {
 // The latency point, then the bandwidth points (as --calibrate's).
 const size_t kNetworkSizes[] = {8, size_t{64} << 10, size_t{256} << 10, size_t{1} << 20, size_t{4} << 20};
 
-// The rank's place on its host, as the launcher gives it.
-int localRank() {
-  for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}) {
-    const char* value = std::getenv(name);
-    if (value == nullptr) continue;
-    char* end = nullptr;
-    const long n = std::strtol(value, &end, 10);
-    if (*value == '\0' || *end != '\0' || n < 0)
-      fail(loomInvalidArgument, std::string(name) + "='" + value + "' is not a rank's place on its host");
-    return static_cast<int>(n);
-  }
-  fail(loomInvalidArgument,
-       "--calibrate-network runs as every rank of a job across hosts and needs to know each rank's place on its "
-       "host: launch it with loomrun (or mpirun, srun, torchrun), which sets LOCAL_RANK");
+// The launcher's rank and place on its host (core/config.h reads them as
+// loomCommInitFromEnv does).
+LaunchEnvironment launchOf() {
+  bool launched = false;
+  for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"})
+    launched = launched || std::getenv(name) != nullptr;
+  if (!launched)
+    fail(loomInvalidArgument,
+         "--calibrate-network runs as every rank of a job across hosts: launch it with loomrun (or mpirun, srun, "
+         "torchrun) on at least two hosts, e.g. loomrun --nnodes 2 ... loom-topo --calibrate-network FILE");
+  LaunchEnvironment launch = readLaunchEnvironment();
+  if (launch.localRank < 0)
+    fail(loomInvalidArgument, "--calibrate-network needs each rank's place on its host, which " + launch.launcher +
+                                  " does not give: set LOCAL_RANK (0 on each host's first rank)");
+  return launch;
 }
 
 void check(loomResult_t rc, const char* what) {
@@ -50,28 +52,33 @@ std::string today() {
 }  // namespace
 
 void calibrateNetwork(std::ostream& report, const std::string& outPath) {
-  const char* launched = std::getenv("RANK")                   ? "RANK"
-                         : std::getenv("OMPI_COMM_WORLD_RANK") ? "OMPI_COMM_WORLD_RANK"
-                         : std::getenv("SLURM_PROCID")         ? "SLURM_PROCID"
-                                                               : nullptr;
-  if (launched == nullptr)
-    fail(loomInvalidArgument,
-         "--calibrate-network runs as every rank of a job across hosts: launch it with loomrun (or mpirun, srun, "
-         "torchrun) on at least two hosts, e.g. loomrun --nnodes 2 ... loom-topo --calibrate-network FILE");
-  const int local = localRank();
-  // The rank that writes the file refuses one that is no tuning file before
-  // anyone measures (the launcher then stops the others).
-  const char* rank = std::getenv(launched);
-  CostConstants costs = std::strcmp(rank, "0") == 0 ? costsToUpdate(outPath) : defaultCosts();
+  const LaunchEnvironment launch = launchOf();
+  const int local = launch.localRank;
+  // The rank that writes the file (rank 0, its host's first) refuses one
+  // that is no tuning file before anyone measures (the launcher then stops
+  // the others).
+  CostConstants costs = launch.rank == 0 ? costsToUpdate(outPath) : defaultCosts();
   // Every rank measures built-in schedules, nothing a file or LOOM_ALGO
   // chose: one communicator of the hosts' first ranks for the ring, one for
   // all-pairs (a communicator reads LOOM_ALGO as it forms).
   unsetenv("LOOM_TUNING_FILE");
   setenv("LOOM_ALGO", "allreduce:ring", 1);
+  // The other ranks wait in a barrier while the hosts' first ranks measure:
+  // on a slow link that takes a while.
   loomConfig_t config = LOOM_CONFIG_INITIALIZER;
-  config.timeoutMs = 120000;
+  config.timeoutMs = 600000;
   loomComm_t world = nullptr;
   check(loomCommInitFromEnv(&world, &config), "joining the job");
+  // Every rank learns how many hosts there are, so that all refuse one host
+  // alike.
+  int hostCount = local == 0 ? 1 : 0;
+  check(loomAllReduce(&hostCount, &hostCount, 1, loomInt32, loomSum, world, nullptr, nullptr), "counting the hosts");
+  if (hostCount < 2) {
+    loomCommDestroy(world);
+    fail(loomInvalidArgument,
+         "--calibrate-network found every rank on one host (LOCAL_RANK 0 once): it measures the network between "
+         "hosts; launch it on at least two");
+  }
   const int color = local == 0 ? 0 : LOOM_SPLIT_NOCOLOR;
   loomComm_t ring = nullptr, allPairs = nullptr;
   check(loomCommSplit(world, color, 0, &ring, &config), "forming one rank per host");
@@ -85,10 +92,6 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
   int count = 0, index = 0;
   check(loomCommCount(ring, &count), "counting the hosts");
   check(loomCommUserRank(ring, &index), "numbering the hosts");
-  if (count < 2)
-    fail(loomInvalidArgument,
-         "--calibrate-network found every rank on one host (LOCAL_RANK 0 once): it measures the network between "
-         "hosts; launch it on at least two");
 
   std::vector<float> send(kNetworkSizes[4] / sizeof(float) + 1, 1.0f), recv(send.size());
   std::vector<double> us;
@@ -101,7 +104,7 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
   check(loomBarrier(world, nullptr), "ending the measurement");
   loomCommDestroy(world);
   if (index != 0) return;
-  if (std::strcmp(rank, "0") != 0) costs = costsToUpdate(outPath);  // a launcher whose rank 0 is no host's first
+  if (launch.rank != 0) costs = costsToUpdate(outPath);  // a launcher whose rank 0 is no host's first
 
   // The ring of H hosts takes 2(H-1) steps, each one crossing the network,
   // and puts 2(H-1)/H of the buffer through each host's link.

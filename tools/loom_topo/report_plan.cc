@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "collectives/hierarchical_pipeline.h"
 #include "collectives/plan.h"
 #include "collectives/team.h"
 #include "core/config.h"
@@ -126,15 +127,13 @@ SlotShape layoutSlots(const std::vector<int>& ranksPerHost, const std::string& t
   return ranks > 1 ? smallest : settings[0]->slotShape();
 }
 
-// As twoHostSegmentBytes (hierarchical_pipeline.h) on the launch: half the
-// FIFO of the link between the hosts' first ranks (every lane's link is of
-// one kind).
-size_t layoutSegmentBytes(const std::vector<int>& ranksPerHost, const std::string& transports) {
-  if (ranksPerHost.size() != 2) return 0;
+// The slots of the link between the first two hosts' first ranks (every
+// link between hosts is of one kind): Team::acrossSlotBytes and, on two
+// hosts, Team::twoHostSegmentBytes as a launch would find them.
+SlotShape acrossHostsSlots(const std::vector<int>& ranksPerHost, const std::string& transports) {
   const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
   const std::vector<int> chosen = chooseTransports(identities, 0, parseTransportFilter(transports, "LOOM_TRANSPORTS"));
-  const SlotShape shape = readKindSettings()[chosen[ranksPerHost[0]]]->slotShape();
-  return shape.slots < 2 ? 0 : static_cast<size_t>(shape.slots / 2) * shape.bytes;
+  return readKindSettings()[chosen[ranksPerHost[0]]]->slotShape();
 }
 
 void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
@@ -145,7 +144,11 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
   in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most};
   in.fewestRanksOnAHost = *std::min_element(ranksPerHost.begin(), ranksPerHost.end());
   if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
-  in.twoHostSegmentBytes = layoutSegmentBytes(ranksPerHost, transports);
+  if (ranksPerHost.size() >= 2) {
+    const SlotShape across = acrossHostsSlots(ranksPerHost, transports);
+    in.acrossSlotBytes = across.bytes;
+    if (ranksPerHost.size() == 2) in.twoHostSegmentBytes = halfFifoBytes(across);
+  }
   const CommConfig config = readCommConfig(nullptr);
   const Tuning& tuning = config.tuning;
 

@@ -24,8 +24,9 @@ std::string upper(std::string text) {
   return text;
 }
 
-// What AllReduce (above all-pairs sizes), AllGather and ReduceScatter do on this layout (collectives/hierarchical.h),
-// as select.cc decides it; across hosts there are no single-copy reads.
+// Whether AllReduce, AllGather and ReduceScatter may run in steps on this
+// layout (collectives/hierarchical.h), as plan.cc weighs them; across hosts
+// there are no single-copy reads.
 void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
   Team team;
   team.nranks = static_cast<int>(hostOf.size());
@@ -40,14 +41,17 @@ void printAllReduceShape(std::ostream& os, const std::vector<int>& hostOf) {
   in.shape = {team.nranks, team.hosts, *std::max_element(seen.begin(), seen.end())};
   in.fewestRanksOnAHost = *std::min_element(seen.begin(), seen.end());
   if (hierarchicalFits(team) && blocksInFewRounds(in)) {
-    os << "  AllReduce, AllGather, ReduceScatter: within and across hosts in steps (" << hosts << ")\n";
+    os << "  AllReduce, AllGather, ReduceScatter: within and across hosts in steps where the cost model finds it "
+          "cheaper ("
+       << hosts << "; --plan shows where)\n";
   } else if (hierarchicalFits(team)) {
-    os << "  AllReduce: within and across hosts in steps (" << hosts << ")\n"
-       << "  AllGather, ReduceScatter: flat ring (" << hosts
+    os << "  AllReduce: within and across hosts in steps where the cost model finds it cheaper (" << hosts
+       << "; --plan shows where)\n"
+       << "  AllGather, ReduceScatter: flat schedules (" << hosts
        << "; in steps a larger host's further blocks would take more than two rounds; LOOM_ALGO=hierarchical "
           "asks for them)\n";
   } else {
-    os << "  AllReduce, AllGather, ReduceScatter: flat ring (" << hosts
+    os << "  AllReduce, AllGather, ReduceScatter: flat schedules (" << hosts
        << "; steps within and across hosts need several hosts, one with two ranks or more)\n";
   }
 }

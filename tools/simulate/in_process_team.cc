@@ -5,7 +5,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "collectives/hierarchical_pipeline.h"
+#include "collectives/hierarchical.h"
 #include "transport/registry.h"
 
 namespace loom::simulate {
@@ -49,7 +49,7 @@ Team inProcessTeam(int rank, int nranks, const std::vector<int>& hostOf, const s
   team.slotBytes = connections->slotBytesAmong(team.members);
   team.tuning = tuning;
   team.keepSubTeams();
-  team.twoHostSegmentBytes = twoHostSegmentBytes(team);
+  keepAcrossHostsShape(team);
   return team;
 }
 
