@@ -1,5 +1,7 @@
 #include "collectives/cost_model.h"
 
+#include <cmath>
+
 namespace loom {
 namespace {
 
@@ -105,11 +107,22 @@ double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const Te
   const LinkCosts& link = acrossHosts ? costs.network : costs.sharedMemory;
   const int sharers = acrossHosts ? shape.lanes * (traffic.everyRankAtOnce ? shape.mostRanksOnAHost : 1) : 1;
   const int a = static_cast<int>(algorithm);
+  // Across hosts only some steps wait on the network: a ring's chain of
+  // steps runs through consecutive ranks, H of whose P links cross hosts;
+  // a logarithmic schedule's distances double, so log2(R) of its log2(P)
+  // steps stay within a host of R ranks. The others wait on shared memory.
+  double networkSteps = traffic.steps;
+  if (acrossHosts && shape.nranks > shape.hosts && traffic.steps > 1)
+    networkSteps *= traffic.everyRankAtOnce ? std::log2(shape.hosts) / std::log2(shape.nranks)
+                                            : static_cast<double>(shape.hosts) / shape.nranks;
+  const double latencyUs =
+      networkSteps * link.latencyUs + (traffic.steps - networkSteps) * costs.sharedMemory.latencyUs;
   const double bandwidth = link.bytesPerUs / sharers * costs.efficiency[a];
-  // Each step the host's link carries a message per sharer: the kernel
-  // passes of the further ones add up as all-pairs' further messages do.
-  const double messages = traffic.messages + traffic.steps * (sharers - 1);
-  return traffic.steps * (link.latencyUs + costs.stepUs[a]) + messages * link.messageUs + traffic.bytes / bandwidth;
+  // Each step across hosts the host's link carries a message per sharer:
+  // the kernel passes of the further ones add up as all-pairs' further
+  // messages do.
+  const double messages = traffic.messages + networkSteps * (sharers - 1);
+  return latencyUs + traffic.steps * costs.stepUs[a] + messages * link.messageUs + traffic.bytes / bandwidth;
 }
 
 }  // namespace loom

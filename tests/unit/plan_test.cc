@@ -63,6 +63,21 @@ TEST(CostModelTest, BandwidthTermsFollowTheBytesEachScheduleMoves) {
   EXPECT_NEAR(us(C::kAllReduce, A::kRing, shared, gib) / us(C::kAllReduce, A::kRing, alone, gib), 1, 0.01);
 }
 
+TEST(CostModelTest, AcrossHostsOnlyTheStepsThatCrossWaitOnTheNetwork) {
+  const CostConstants& k = defaultCosts();
+  const double net = k.network.latencyUs, shm = k.sharedMemory.latencyUs;
+  // Latency alone (no bytes). A ring of 2 hosts of 4: 2 of its 8 links
+  // cross hosts, so its 14 steps wait on the network a quarter of the time.
+  EXPECT_NEAR(us(C::kAllReduce, A::kRing, layout(2, 4), 0), 14 * (net / 4 + shm * 3 / 4), 0.01);
+  // One rank per host: every step crosses.
+  EXPECT_NEAR(us(C::kAllReduce, A::kRing, layout(8, 1), 0), 14 * net, 0.01);
+  // Halving/doubling on 2 hosts of 4: the first 2 of its 3 distances stay
+  // within a host, the last crosses, with all 4 ranks' messages on the link.
+  const double hd = 6 * k.stepUs[static_cast<int>(A::kHalvingDoubling)];
+  EXPECT_NEAR(us(C::kAllReduce, A::kHalvingDoubling, layout(2, 4), 0),
+              2 * net + 4 * shm + hd + 2 * 3 * k.network.messageUs, 0.01);
+}
+
 TEST(CostModelTest, OnlyTheSchedulesThatServeACollectiveAreRanked) {
   EXPECT_TRUE(modelRanks(C::kAllReduce, A::kTree));
   EXPECT_TRUE(modelRanks(C::kAllReduce, A::kAllPairs));
@@ -123,17 +138,17 @@ TEST(PlanTest, HostsOfSeveralRanksGoThroughLeadersWhenSmallAndInStepsWhenLarge) 
     EXPECT_EQ(planReduceScatter(two, tuning(), bytes), A::kHierarchical) << bytes;
   }
   // Sixteen hosts of 8: small calls through the leaders, which cross hosts
-  // in a logarithmic schedule; 1 MiB in steps. At 64 MiB a host's link
-  // carries 2 x 15/16 of the buffer in steps against the ring's 2 x
-  // 127/128, and the steps within hosts add to it without overlapping it:
-  // the flat ring.
+  // in a logarithmic schedule; 64 KiB in steps. From 1 MiB the flat ring:
+  // a host's link carries 2 x 15/16 of the buffer in steps against the
+  // ring's 2 x 127/128, the steps within hosts add to it without
+  // overlapping it, and only 16 of the ring's 128 links wait on the network.
   const PlanInputs sixteen = layout(16, 8);
   EXPECT_EQ(planAllReduce(sixteen, tuning(), 8), A::kHostLeaders);
-  EXPECT_EQ(planAllReduce(sixteen, tuning(), 1 << 20), A::kHierarchical);
-  EXPECT_EQ(planAllGather(sixteen, tuning(), 1 << 20), A::kHierarchical);
-  EXPECT_EQ(planReduceScatter(sixteen, tuning(), 1 << 20), A::kHierarchical);
+  EXPECT_EQ(planAllReduce(sixteen, tuning(), 64 << 10), A::kHierarchical);
+  EXPECT_EQ(planAllReduce(sixteen, tuning(), 1 << 20), A::kRing);
+  EXPECT_EQ(planAllGather(sixteen, tuning(), 1 << 20), A::kRing);
+  EXPECT_EQ(planReduceScatter(sixteen, tuning(), 1 << 20), A::kRing);
   EXPECT_EQ(planAllReduce(sixteen, tuning(), 64 << 20), A::kRing);
-  EXPECT_EQ(planAllGather(sixteen, tuning(), 64 << 20), A::kRing);
   // Uneven hosts: in steps, the larger host's further ranks handing their
   // blocks to the local indices every host has; a host's link carries a
   // block per rank of it where the flat ring's carries 4 of 5.
