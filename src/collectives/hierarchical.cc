@@ -49,9 +49,12 @@ Task<> throughLeader(const Team& host, const void* mine, size_t bytes, void* res
 // link at once (each local index of the steps runs its own; the leaders are
 // one). plan_estimates.cc estimates it alike. A size rule would take
 // all-pairs for every small block, which sends each block to every host:
-// at 16 hosts, 7.5 times a ring's bytes.
+// at 16 hosts, 7.5 times a ring's bytes. One lane (the leaders' small calls
+// back to back) keeps its choice in the lane team's memo: the team serves
+// no other shape of step with one lane.
 Task<> allReduceAcrossHosts(const Team& across, int lanes, const CollectiveArgs& block, const WaitContext& wait) {
-  const PlanInputs in = acrossHostsInputs(planInputsOf(across), across.nranks, lanes);
+  PlanInputs in = acrossHostsInputs(planInputsOf(across), across.nranks, lanes);
+  if (lanes == 1) in.memo = &across.rankedMemo;
   const size_t bytes = block.count * dtypeSize(block.dtype);
   switch (cheapestAcrossHosts(TunedCollective::kAllReduce, in, across.tuning, bytes)) {
     case TunedAlgorithm::kAllPairs: return allPairsAllReduce(across, block, wait);
@@ -100,8 +103,7 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   // i on every host, so the ranks with local index i, one per host, reduce
   // the same block across hosts. A larger host's other ranks own an empty
   // block: they add their input within the host and receive the result.
-  size_t shared = SIZE_MAX;
-  for (const std::vector<int>& members : team.membersByHost()) shared = std::min(shared, members.size());
+  const size_t shared = static_cast<size_t>(team.fewestRanksOnAHost);
   BlockLayout blocks = BlockLayout::even(args.count, static_cast<int>(shared));
   blocks.offset.resize(static_cast<size_t>(host.nranks), 0);
   blocks.size.resize(static_cast<size_t>(host.nranks), 0);

@@ -7,7 +7,6 @@
 // lane j mod lanes) and the lanes cross the network in several rounds: in
 // round k, lane i carries the block of each host's member k * lanes + i,
 // an empty block where that host has no such member.
-#include <algorithm>
 #include <vector>
 
 #include "base/dtype_size.h"
@@ -25,15 +24,9 @@ struct Lanes {
   int rounds = 1;  // enough for the most ranks on a host
 
   static Lanes of(const Team& team) {
-    size_t fewest = SIZE_MAX;
-    size_t most = 0;
-    for (const std::vector<int>& members : team.membersByHost()) {
-      fewest = std::min(fewest, members.size());
-      most = std::max(most, members.size());
-    }
     Lanes l;
-    l.lanes = static_cast<int>(fewest);
-    l.rounds = static_cast<int>((most + fewest - 1) / fewest);
+    l.lanes = team.fewestRanksOnAHost;
+    l.rounds = (team.mostRanksOnAHost + l.lanes - 1) / l.lanes;
     return l;
   }
   // The local index whose block `lane` carries in `round`.

@@ -41,6 +41,9 @@ bool useLeaders(const PlanInputs& in, const Allowed& allowed) {
 // The steps run on any layout of several hosts where some host has several
 // ranks (hierarchical.h).
 bool useHierarchy(TunedCollective collective, const PlanInputs& in, const Allowed& allowed) {
+  if (collective != TunedCollective::kAllReduce && collective != TunedCollective::kAllGather &&
+      collective != TunedCollective::kReduceScatter)
+    return false;
   const bool fits = in.shape.hosts >= 2 && in.shape.nranks > in.shape.hosts;
   if (!allowed.may(TunedAlgorithm::kHierarchical) || !fits) return false;
   if (allowed.alone(TunedAlgorithm::kHierarchical)) return true;
@@ -97,10 +100,7 @@ Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, c
   }
   if (leadersApply(collective, in, allowed, tuning, bytes))
     candidates.list[candidates.count++] = TunedAlgorithm::kHostLeaders;
-  if ((collective == TunedCollective::kAllReduce || collective == TunedCollective::kAllGather ||
-       collective == TunedCollective::kReduceScatter) &&
-      useHierarchy(collective, in, allowed))
-    candidates.list[candidates.count++] = TunedAlgorithm::kHierarchical;
+  if (useHierarchy(collective, in, allowed)) candidates.list[candidates.count++] = TunedAlgorithm::kHierarchical;
   return candidates;
 }
 
@@ -148,9 +148,12 @@ PlanInputs acrossHostsInputs(const PlanInputs& in, int hosts, int lanes) {
   return across;
 }
 
+int fewestRanksOnAHost(const PlanInputs& in) {
+  return in.fewestRanksOnAHost > 0 ? in.fewestRanksOnAHost : in.shape.mostRanksOnAHost;
+}
+
 bool blocksInFewRounds(const PlanInputs& in) {
-  const int fewest = in.fewestRanksOnAHost > 0 ? in.fewestRanksOnAHost : in.shape.mostRanksOnAHost;
-  return in.shape.mostRanksOnAHost <= 2 * fewest;
+  return in.shape.mostRanksOnAHost <= 2 * fewestRanksOnAHost(in);
 }
 
 PlanInputs planInputsOf(const Team& team) {

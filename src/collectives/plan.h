@@ -58,6 +58,8 @@ TunedAlgorithm planBarrier(const Tuning& tuning);
 // two (the largest host at most twice the smallest, as measured on hosts of
 // 3 and 2 ranks).
 bool blocksInFewRounds(const PlanInputs& in);
+// The fewest ranks on a host: the lanes of the steps across hosts.
+int fewestRanksOnAHost(const PlanInputs& in);
 
 // Whether single-copy transfers may run a call of `bytes` (rule 3).
 bool mayCopyDirect(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);

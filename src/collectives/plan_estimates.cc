@@ -16,10 +16,6 @@ TeamShape fullestHost(const PlanInputs& in) {
   return {in.shape.mostRanksOnAHost, 1, in.shape.mostRanksOnAHost};
 }
 
-int lanesOf(const PlanInputs& in) {
-  return in.fewestRanksOnAHost > 0 ? in.fewestRanksOnAHost : in.shape.mostRanksOnAHost;
-}
-
 // A composition's step across hosts as it runs: `lanes` teams of one rank
 // per host at once, each moving `bytes` in `schedule`.
 struct AcrossStep {
@@ -29,7 +25,7 @@ struct AcrossStep {
 };
 
 int roundsOf(const PlanInputs& in) {
-  const int lanes = lanesOf(in);
+  const int lanes = fewestRanksOnAHost(in);
   return (in.shape.mostRanksOnAHost + lanes - 1) / lanes;
 }
 
@@ -44,7 +40,7 @@ AcrossStep acrossStepOf(TunedCollective collective, TunedAlgorithm algorithm, co
       return step;
     }
   } else if (collective == TunedCollective::kAllReduce) {
-    step.lanes = lanesOf(in);
+    step.lanes = fewestRanksOnAHost(in);
     step.bytes = static_cast<size_t>(std::ceil(static_cast<double>(bytes) / step.lanes));  // a lane's block
     // Two hosts, several segments: each lane swaps a segment with its peer
     // and combines (hierarchical_pipeline.h).
@@ -53,7 +49,7 @@ AcrossStep acrossStepOf(TunedCollective collective, TunedAlgorithm algorithm, co
       return step;
     }
   } else {
-    step.lanes = lanesOf(in);
+    step.lanes = fewestRanksOnAHost(in);
     step.bytes =
         static_cast<size_t>(static_cast<double>(bytes) * in.shape.hosts / in.shape.nranks);  // a block per host
     if (roundsOf(in) != 1) return step;  // uneven hosts: rings, in rounds
@@ -98,7 +94,7 @@ double throughLeadersUs(TunedCollective collective, const PlanInputs& in, const 
 double inStepsUs(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const CostConstants& costs = tuning.costs;
   const TeamShape host = fullestHost(in);
-  const int lanes = lanesOf(in);
+  const int lanes = fewestRanksOnAHost(in);
   const double n = static_cast<double>(bytes);
   const AcrossStep step = acrossStepOf(collective, TunedAlgorithm::kHierarchical, in, tuning, bytes);
   if (collective == TunedCollective::kAllReduce) {
