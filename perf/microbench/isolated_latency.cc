@@ -5,7 +5,7 @@
 // time of call + Barrier and of Barrier + Barrier, whose difference is the
 // call's latency.
 //
-//   loomrun -n 8 build/perf/isolated_latency            # Loom's choice (tree up to LOOM_TREE_MAX_BYTES)
+//   loomrun -n 8 build/perf/isolated_latency            # Loom's choice (the cost model's)
 //   LOOM_TREE_MAX_BYTES=0 loomrun -n 8 build/perf/isolated_latency   # chains
 #include <loom/loom.h>
 

@@ -1,6 +1,9 @@
 #include "collectives/cost_model.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "collectives/rooted_shape.h"
 
 namespace loom {
 namespace {
@@ -17,11 +20,32 @@ int floorLog2(int n) {
   return k;
 }
 
+// Broadcast and Reduce along one of the schedule's paths, pipelined by
+// chunks: the first chunk down the path, each step forwarding it whole,
+// then one pass of the busiest rank per further chunk.
+Traffic rootedTraffic(TunedAlgorithm algorithm, const RootedShape& shape, const RootedPath& path, double n,
+                      double chunkBytes) {
+  const double chunks = std::max(1.0, std::ceil(n / chunkBytes));
+  const double chunk = n / chunks;
+  const double passes = (chunks - 1) * shape.busiestCopies;
+  const double copiesPerHop = static_cast<double>(path.hops + path.sends) / path.hops;
+  return {1.0 * path.hops, passes * chunk, false, passes, algorithm != TunedAlgorithm::kRing, chunk * copiesPerHop};
+}
+
+Traffic barrierTraffic(TunedAlgorithm algorithm, int p) {
+  switch (algorithm) {
+    case TunedAlgorithm::kRing: return {2.0 * (p - 1), 0, false};  // around twice
+    case TunedAlgorithm::kAllPairs: return {1, 0, true, 2.0 * (p - 2)};
+    case TunedAlgorithm::kDissemination: return {1.0 * ceilLog2(p), 0, true, 0, true};
+    default: return {-1, 0, false};
+  }
+}
+
 }  // namespace
 
 // Each schedule as its file runs it (ring_allreduce.cc, double_tree.cc,
 // halving_doubling.cc, bruck_allgather.cc, all_pairs.cc).
-Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, double n) {
+Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, double n, double chunkBytes) {
   const double share = static_cast<double>(p - 1) / p;  // of the buffer, what a rank sends in a ring
   const int below = 1 << floorLog2(p);                  // halving/doubling folds the rest into this
   const bool folded = below != p;
@@ -34,19 +58,19 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         case TunedAlgorithm::kAllPairs: return {1, (p - 1) * n, true, 2.0 * (p - 2)};
         // Two trees, each carrying half: an inner node of one tree takes
         // both children's halves up and sends both down.
-        case TunedAlgorithm::kTree: return {2.0 * ceilLog2(p), 2 * n, true};
+        case TunedAlgorithm::kTree: return {2.0 * ceilLog2(p), 2 * n, true, 0, true};
         case TunedAlgorithm::kHalvingDoubling:
-          return {2.0 * floorLog2(p) + (folded ? 2 : 0), 2 * belowShare * n + (folded ? 2 * n : 0), true};
+          return {2.0 * floorLog2(p) + (folded ? 2 : 0), 2 * belowShare * n + (folded ? 2 * n : 0), true, 0, true};
         default: return {-1, 0, false};
       }
     case TunedCollective::kAllGather:
       switch (algorithm) {
         case TunedAlgorithm::kRing: return {1.0 * (p - 1), share * n, false};
         // The last rotation copies the whole result once more.
-        case TunedAlgorithm::kBruck: return {1.0 * ceilLog2(p), share * n + n, true};
+        case TunedAlgorithm::kBruck: return {1.0 * ceilLog2(p), share * n + n, true, 0, true};
         // Slot order to rank order at the end; a folded pair's whole result once more.
         case TunedAlgorithm::kHalvingDoubling:
-          return {1.0 * floorLog2(p) + (folded ? 2 : 0), belowShare * n + n + (folded ? n : 0), true};
+          return {1.0 * floorLog2(p) + (folded ? 2 : 0), belowShare * n + n + (folded ? n : 0), true, 0, true};
         default: return {-1, 0, false};
       }
     case TunedCollective::kReduceScatter:
@@ -54,9 +78,19 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         case TunedAlgorithm::kRing: return {1.0 * (p - 1), share * n, false};
         // The input is copied into slot order first.
         case TunedAlgorithm::kHalvingDoubling:
-          return {1.0 * floorLog2(p) + (folded ? 1 : 0), belowShare * n + n + (folded ? n : 0), true};
+          return {1.0 * floorLog2(p) + (folded ? 1 : 0), belowShare * n + n + (folded ? n : 0), true, 0, true};
         default: return {-1, 0, false};
       }
+    // chain_broadcast.cc, tree_broadcast.cc, binomial_tree.cc.
+    case TunedCollective::kBroadcast:
+    case TunedCollective::kReduce: {
+      // The path with the most hops; estimateUs weighs every path that may be longest.
+      const RootedShape shape = rootedShape(algorithm, std::max(p, 2));
+      if (shape.paths.empty()) return {-1, 0, false};
+      if (p == 1) return {0, 0, false};
+      return rootedTraffic(algorithm, shape, shape.paths.front(), n, chunkBytes);
+    }
+    case TunedCollective::kBarrier: return barrierTraffic(algorithm, p);
     default: return {-1, 0, false};
   }
 }
@@ -98,31 +132,56 @@ bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm) {
   return trafficOf(collective, algorithm, 2, 1).steps >= 0;
 }
 
-double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const TeamShape& shape, size_t bytes,
-                  const CostConstants& costs) {
-  const Traffic traffic = trafficOf(collective, algorithm, shape.nranks, static_cast<double>(bytes));
-  if (traffic.steps < 0) return -1;
-  if (shape.nranks <= 1) return 0;
+namespace {
+
+// One schedule's time from its traffic, over the link class its steps
+// cross (cost_model.h).
+double trafficUs(const Traffic& traffic, const TeamShape& shape, const CostConstants& costs, double stepUs,
+                 double efficiency) {
   const bool acrossHosts = shape.hosts > 1;
   const LinkCosts& link = acrossHosts ? costs.network : costs.sharedMemory;
   const int sharers = acrossHosts ? shape.lanes * (traffic.everyRankAtOnce ? shape.mostRanksOnAHost : 1) : 1;
-  const int a = static_cast<int>(algorithm);
   // Across hosts only some steps wait on the network: a ring's chain of
   // steps runs through consecutive ranks, H of whose P links cross hosts;
   // a logarithmic schedule's distances double, so log2(R) of its log2(P)
   // steps stay within a host of R ranks. The others wait on shared memory.
   double networkSteps = traffic.steps;
   if (acrossHosts && shape.nranks > shape.hosts && traffic.steps > 1)
-    networkSteps *= traffic.everyRankAtOnce ? std::log2(shape.hosts) / std::log2(shape.nranks)
-                                            : static_cast<double>(shape.hosts) / shape.nranks;
+    networkSteps *= traffic.logarithmic ? std::log2(shape.hosts) / std::log2(shape.nranks)
+                                        : static_cast<double>(shape.hosts) / shape.nranks;
+  const double withinSteps = traffic.steps - networkSteps;
   const double latencyUs =
-      networkSteps * link.latencyUs + (traffic.steps - networkSteps) * costs.sharedMemory.latencyUs;
-  const double bandwidth = link.bytesPerUs / sharers * costs.efficiency[a];
+      networkSteps * (link.latencyUs + traffic.stepBytes / link.bytesPerUs) +
+      withinSteps * (costs.sharedMemory.latencyUs + traffic.stepBytes / costs.sharedMemory.bytesPerUs);
+  const double bandwidth = link.bytesPerUs / sharers * efficiency;
   // Each step across hosts the host's link carries a message per sharer:
   // the kernel passes of the further ones add up as all-pairs' further
   // messages do.
   const double messages = traffic.messages + networkSteps * (sharers - 1);
-  return latencyUs + traffic.steps * costs.stepUs[a] + messages * link.messageUs + traffic.bytes / bandwidth;
+  return latencyUs + traffic.steps * stepUs + messages * link.messageUs + traffic.bytes / bandwidth;
+}
+
+}  // namespace
+
+double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const TeamShape& shape, size_t bytes,
+                  const CostConstants& costs, size_t chunkBytes) {
+  const double n = static_cast<double>(bytes);
+  const double chunk = static_cast<double>(std::max<size_t>(chunkBytes, 1));
+  const Traffic traffic = trafficOf(collective, algorithm, shape.nranks, n, chunk);
+  if (traffic.steps < 0) return -1;
+  if (shape.nranks <= 1) return 0;
+  if (collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce) {
+    // The longest of the paths that may be: the deepest where latency
+    // rules, the one through most sends where the copies do.
+    const RootedShape rooted = rootedShape(algorithm, shape.nranks);
+    double longestUs = 0;
+    for (const RootedPath& path : rooted.paths)
+      longestUs = std::max(longestUs, trafficUs(rootedTraffic(algorithm, rooted, path, n, chunk), shape, costs, 0, 1));
+    return longestUs;
+  }
+  if (collective == TunedCollective::kBarrier) return trafficUs(traffic, shape, costs, 0, 1);
+  const int a = static_cast<int>(algorithm);
+  return trafficUs(traffic, shape, costs, costs.stepUs[a], costs.efficiency[a]);
 }
 
 }  // namespace loom

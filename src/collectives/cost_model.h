@@ -64,24 +64,43 @@ struct TeamShape {
 // One schedule's shape on P ranks moving `bytes`: its steps, the bytes
 // through its busiest rank's link, and its further messages; steps < 0
 // where the model does not rank it. Calibration fits the constants to it.
+//
+// Broadcast and Reduce are pipelined by `chunkBytes` (the team's slot): a
+// rooted schedule's first chunk goes down a path of its tree
+// (rooted_shape.h), each hop copying it out of one slot and, with the
+// sends the path waits through, into the next (stepBytes: those copies per
+// hop); each further chunk waits on one more pass of the busiest rank's
+// copies: those passes are its bytes and its further messages. trafficOf
+// gives the deepest path's; estimateUs takes the longest path.
 struct Traffic {
   double steps = -1;
   double bytes = 0;
   bool everyRankAtOnce = false;  // its cross-host steps leave every rank of a host at once
   double messages = 0;           // beyond one sent and one taken in per step
+  // Its distances double (trees, halving/doubling, Bruck, dissemination):
+  // across hosts, log2(H) of its log2(P) steps cross them, where a chain
+  // along the ring crosses on H of its P links.
+  bool logarithmic = false;
+  double stepBytes = 0;  // what each step forwards whole before the next starts (the rooted schedules' chunk)
 };
-Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int nranks, double bytes);
+Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int nranks, double bytes,
+                  double chunkBytes = static_cast<double>(SIZE_MAX));
 
-// Whether the model ranks `algorithm` for `collective` (ring, tree,
-// halving/doubling, Bruck, and AllReduce's all-pairs step: the schedules
-// that run on any team).
+// Whether the model ranks `algorithm` for `collective`: the schedules that
+// run on any team (ring, tree, halving/doubling, Bruck, AllReduce's
+// all-pairs step; for Broadcast and Reduce the chain and both trees; for
+// Barrier all-pairs, dissemination and the ring).
 bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm);
 
 // Estimated microseconds of one call moving `bytes` (the whole buffer, as
 // nccl-tests' size column: AllReduce's buffer, AllGather's result,
-// ReduceScatter's input); negative where the model does not rank it.
+// ReduceScatter's input; Barrier: 0) in the team's slots of `chunkBytes`;
+// negative where the model does not rank it. The per-algorithm constants
+// (stepUs, efficiency) are those of the AllReduce, AllGather and
+// ReduceScatter schedules they were measured on: Broadcast, Reduce and
+// Barrier pass plain chunks and empty messages, priced by the link alone.
 double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const TeamShape& shape, size_t bytes,
-                  const CostConstants& costs);
+                  const CostConstants& costs, size_t chunkBytes = SIZE_MAX);
 
 // The model's last choice per collective for one team, so that calls of one
 // size back to back do not weigh the schedules again (tens of nanoseconds

@@ -86,16 +86,18 @@ bool mayUseRegistered(TunedCollective collective, const PlanInputs& in, const Tu
 }
 
 Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
-  static constexpr TunedAlgorithm kRanked[] = {TunedAlgorithm::kRing, TunedAlgorithm::kTree,
-                                               TunedAlgorithm::kHalvingDoubling, TunedAlgorithm::kBruck,
-                                               TunedAlgorithm::kAllPairs};
+  static constexpr TunedAlgorithm kRanked[] = {
+      TunedAlgorithm::kRing,     TunedAlgorithm::kTree,     TunedAlgorithm::kHalvingDoubling, TunedAlgorithm::kBruck,
+      TunedAlgorithm::kBinomial, TunedAlgorithm::kAllPairs, TunedAlgorithm::kDissemination};
   const Allowed allowed(tuning, collective);
+  const bool rooted = collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce;
   Candidates candidates;
   for (TunedAlgorithm algorithm : kRanked) {
     if (!allowed.may(algorithm) || !modelRanks(collective, algorithm)) continue;
     if (algorithm == TunedAlgorithm::kAllPairs &&
         !fitsAllPairs(in, bytes, allowed.limit(algorithm, tuning.allPairsMaxBytes)))
       continue;
+    if (rooted && algorithm != TunedAlgorithm::kRing && bytes > allowed.limit(algorithm, tuning.treeMaxBytes)) continue;
     candidates.list[candidates.count++] = algorithm;
   }
   if (leadersApply(collective, in, allowed, tuning, bytes))
@@ -189,35 +191,23 @@ TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, siz
   return weighed(TunedCollective::kReduceScatter, in, tuning, bytes);
 }
 
-// Trees for small messages (fewer hops), chains along the ring for large
-// ones (every link busy once the pipeline fills). With two ranks both are
-// one hop: the chain.
+// Broadcast and Reduce: the model weighs the chain along the ring and both
+// trees (the trees up to LOOM_TREE_MAX_BYTES). With two ranks every tree
+// is the chain.
 TunedAlgorithm planBroadcastOrReduce(TunedCollective collective, const PlanInputs& in, const Tuning& tuning,
                                      size_t bytes) {
   const Allowed allowed(tuning, collective);
-  if (in.shape.nranks < 3) return TunedAlgorithm::kRing;  // every tree of two ranks is the chain
+  if (in.shape.nranks < 3) return TunedAlgorithm::kRing;
   for (TunedAlgorithm tree : {TunedAlgorithm::kBinomial, TunedAlgorithm::kTree})
     if (allowed.alone(tree)) return tree;
-  // Up to the limit a tree. The binomial one crosses each host boundary
-  // once and receives from one peer a round, so it goes first for every
-  // Reduce and across hosts. A Broadcast within a host takes the binary
-  // tree first: calls back to back measured faster there, the binomial
-  // root copying each chunk to log2(P) children where the binary one's
-  // copies to two. Either where LOOM_ALGO excludes the other.
-  const bool binaryFirst = collective == TunedCollective::kBroadcast && in.shape.hosts <= 1;
-  const TunedAlgorithm first = binaryFirst ? TunedAlgorithm::kTree : TunedAlgorithm::kBinomial;
-  const TunedAlgorithm second = binaryFirst ? TunedAlgorithm::kBinomial : TunedAlgorithm::kTree;
-  if (bytes <= tuning.treeMaxBytes)
-    for (TunedAlgorithm tree : {first, second})
-      if (allowed.may(tree)) return tree;
-  return TunedAlgorithm::kRing;
+  return cheapestRanked(collective, in, tuning, bytes);
 }
 
-TunedAlgorithm planBarrier(const Tuning& tuning) {
+TunedAlgorithm planBarrier(const PlanInputs& in, const Tuning& tuning) {
   const Allowed allowed(tuning, TunedCollective::kBarrier);
-  if (allowed.may(TunedAlgorithm::kAllPairs)) return TunedAlgorithm::kAllPairs;
-  if (allowed.may(TunedAlgorithm::kDissemination)) return TunedAlgorithm::kDissemination;
-  return TunedAlgorithm::kRing;
+  for (TunedAlgorithm only : {TunedAlgorithm::kAllPairs, TunedAlgorithm::kDissemination})
+    if (allowed.alone(only)) return only;
+  return cheapestRanked(TunedCollective::kBarrier, in, tuning, 0);
 }
 
 }  // namespace loom

@@ -14,7 +14,10 @@
 //    slot) and the steps within and across hosts (hierarchical.h;
 //    AllGather and ReduceScatter on hosts of even enough sizes,
 //    blocksInFewRounds). The compositions are estimated as the flat
-//    schedules they are made of (plan_estimates.cc);
+//    schedules they are made of (plan_estimates.cc). Broadcast and Reduce
+//    weigh the chain along the ring and the binary and binomial trees (up
+//    to LOOM_TREE_MAX_BYTES), pipelined by the team's slot; Barrier weighs
+//    all-pairs, dissemination and the ring;
 // 3. the least estimate runs, unless it is a flat schedule other than
 //    all-pairs and single-copy transfers (registered buffers, LOOM_CMA=1)
 //    apply from LOOM_DIRECT_MIN_BYTES: then those.
@@ -50,7 +53,7 @@ TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t 
 TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, size_t bytes);  // bytes: the input
 TunedAlgorithm planBroadcastOrReduce(TunedCollective collective, const PlanInputs& in, const Tuning& tuning,
                                      size_t bytes);
-TunedAlgorithm planBarrier(const Tuning& tuning);
+TunedAlgorithm planBarrier(const PlanInputs& in, const Tuning& tuning);
 
 // AllGather and ReduceScatter in steps carry a larger host's further ranks'
 // blocks in further rounds (hierarchical_blocks.cc), each a ring across

@@ -144,7 +144,7 @@ double planEstimateUs(TunedCollective collective, TunedAlgorithm algorithm, cons
   switch (algorithm) {
     case TunedAlgorithm::kHostLeaders: return throughLeadersUs(collective, in, tuning, bytes);
     case TunedAlgorithm::kHierarchical: return inStepsUs(collective, in, tuning, bytes);
-    default: return estimateUs(collective, algorithm, in.shape, bytes, tuning.costs);
+    default: return estimateUs(collective, algorithm, in.shape, bytes, tuning.costs, in.slotBytes);
   }
 }
 

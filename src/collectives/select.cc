@@ -136,7 +136,7 @@ Task<> reduce(const Team& team, const CollectiveArgs& args, const WaitContext& w
 
 Task<> barrier(const Team& team, const WaitContext& wait) {
   if (team.nranks == 1) return nothingToDo();
-  const TunedAlgorithm algorithm = planBarrier(team.tuning);
+  const TunedAlgorithm algorithm = planBarrier(planInputsOf(team), team.tuning);
   noteAlgorithm(team, wait, TunedCollective::kBarrier, algorithm, 0);
   switch (algorithm) {
     case TunedAlgorithm::kAllPairs: return allPairsBarrier(team, wait);

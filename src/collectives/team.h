@@ -26,7 +26,7 @@ struct Tuning {
   size_t allPairsMaxBytes =
       16 * 1024;  // per rank; above it AllReduce uses the ring (whole result: AllGather across hosts, leaders)
   size_t directMinBytes = 256 * 1024;    // whole buffer (as nccl-tests' size); from it on, direct.h
-  size_t treeMaxBytes = 64 * 1024;       // Broadcast/Reduce up to this use the tree (tree.h), above it the chain
+  size_t treeMaxBytes = SIZE_MAX;        // Broadcast/Reduce: the trees are weighed up to this, the chain always
   CostConstants costs = defaultCosts();  // the cost model's (cost_model.h), the same on every rank
 };
 

@@ -38,17 +38,17 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
   const Tuning& tuning = team.tuning;
   const int nranks = team.nranks;
   const bool rooted = collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce;
-  const bool binaryTreeFirst = collective == TunedCollective::kBroadcast && team.hosts <= 1;  // as plan.cc
-  if (collective == TunedCollective::kBarrier) return "the default: one all-pairs step";
+  if (rooted && nranks < 3) return "two ranks: every tree is the chain";
+  const std::string treeLimit =
+      rooted && tuning.treeMaxBytes != SIZE_MAX
+          ? "the trees at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + "; "
+          : std::string();
+  if (rooted || collective == TunedCollective::kBarrier) return treeLimit + estimates(team, collective, bytes);
   switch (algorithm) {
     case TunedAlgorithm::kAllPairs:
       return "at most LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank; " +
              estimates(team, collective, bytes);
     case TunedAlgorithm::kRing:
-      if (rooted)
-        return nranks < 3 ? std::string("two ranks: the tree is the chain")
-                          : "above LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) +
-                                ": a pipelined chain along the ring";
       return (collective == TunedCollective::kAllReduce
                   ? "above LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank; "
                   : std::string()) +
@@ -60,13 +60,6 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
       return "every rank's buffers registered and at least LOOM_DIRECT_MIN_BYTES=" +
              std::to_string(tuning.directMinBytes);
     case TunedAlgorithm::kTree:
-      if (!rooted) return estimates(team, collective, bytes);
-      return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
-             (binaryTreeFirst ? " ranks of one host: a Broadcast there takes the binary tree first"
-                              : " ranks, and LOOM_ALGO excludes the binomial tree");
-    case TunedAlgorithm::kBinomial:
-      return "at most LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) + " on " + std::to_string(nranks) +
-             (binaryTreeFirst ? " ranks, and LOOM_ALGO excludes the binary tree" : " ranks");
     case TunedAlgorithm::kHalvingDoubling:
     case TunedAlgorithm::kBruck: return estimates(team, collective, bytes);
     case TunedAlgorithm::kHierarchical:

@@ -143,11 +143,12 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
   // Every input of the algorithm choice (collectives/plan.h) that comes
   // from this rank's environment.
   const Tuning& tuning = team_.tuning;
-  settings.agreedAbove = "LOOM_ALGO=" + tuning.allowed.canonical() +
-                         " LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
-                         " LOOM_DIRECT_MIN_BYTES=" + std::to_string(tuning.directMinBytes) +
-                         " LOOM_TREE_MAX_BYTES=" + std::to_string(tuning.treeMaxBytes) +
-                         " LOOM_TUNING_FILE=" + tuningFingerprint(tuning.costs);
+  settings.agreedAbove =
+      "LOOM_ALGO=" + tuning.allowed.canonical() +
+      " LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) +
+      " LOOM_DIRECT_MIN_BYTES=" + std::to_string(tuning.directMinBytes) + " LOOM_TREE_MAX_BYTES=" +
+      (tuning.treeMaxBytes == SIZE_MAX ? std::string("unset") : std::to_string(tuning.treeMaxBytes)) +
+      " LOOM_TUNING_FILE=" + tuningFingerprint(tuning.costs);
   connections_ = std::make_unique<Connections>(
       team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
   team_.connections = connections_.get();

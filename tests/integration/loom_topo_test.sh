@@ -198,7 +198,12 @@ expect_line '^AllGather \(size: the whole result\):$'
 expect_line '^  8 B +bruck '
 expect_line '^ReduceScatter \(size: the whole input\):$'
 expect_line '^Broadcast \(size: the buffer\):$'
-expect_line '^Barrier: allpairs$'
+# The rooted schedules and the barriers are weighed too: on 16 hosts a
+# tree's 4 hops, where a chain takes 15, and dissemination's 4 rounds of
+# one message.
+expect_line '^  8 B +(tree|binomial) +\(model: ring [0-9.]+ us, tree [0-9.]+ us, binomial [0-9.]+ us\)$'
+expect_line '^  64 MiB +ring +\(model: ring [0-9.]+ us, tree [0-9.]+ us, binomial [0-9.]+ us\)$'
+expect_line '^Barrier: dissemination +\(model: ring [0-9.]+ us, allpairs [0-9.]+ us, dissemination [0-9.]+ us\)$'
 grep -q '^== Topology' "$WORK/out" && fail "--plan printed the topology too"
 # Several ranks per host: the model weighs the leaders and the steps with
 # the flat schedules: on two hosts the leaders, then the steps; on 16 hosts

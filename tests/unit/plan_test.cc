@@ -6,9 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "collectives/binomial.h"
+#include "collectives/rooted_shape.h"
 #include "collectives/team.h"
+#include "collectives/tree.h"
 
 namespace loom {
 // Named, as the unity build compiles this file with others of the folder.
@@ -85,7 +90,7 @@ TEST(CostModelTest, OnlyTheSchedulesThatServeACollectiveAreRanked) {
   EXPECT_TRUE(modelRanks(C::kAllGather, A::kBruck));
   EXPECT_FALSE(modelRanks(C::kAllGather, A::kTree));
   EXPECT_TRUE(modelRanks(C::kReduceScatter, A::kHalvingDoubling));
-  EXPECT_FALSE(modelRanks(C::kBroadcast, A::kRing));
+  EXPECT_FALSE(modelRanks(C::kBroadcast, A::kBruck));
   EXPECT_LT(estimateUs(C::kAllGather, A::kTree, layout(1, 8).shape, 8, defaultCosts()), 0);
   EXPECT_EQ(estimateUs(C::kAllReduce, A::kRing, layout(1, 1).shape, 1 << 20, defaultCosts()), 0);
 }
@@ -296,27 +301,158 @@ TEST(PlanTest, LoomAlgoLimitsWhatTheModelWeighs) {
   EXPECT_EQ(count, 3);  // ring, halvingdoubling, allpairs
 }
 
-TEST(PlanTest, BroadcastReduceAndBarrierKeepTheirRules) {
+// Every rank's path from the root of a rooted tree, walked over tree.h's
+// and binomial.h's links with each parent sending to its children one
+// after another in their order: hops, and sends waited through.
+template <typename LinksOf>
+std::vector<RootedPath> everyPath(int n, LinksOf linksOf) {
+  std::vector<RootedPath> at(static_cast<size_t>(n));
+  std::vector<bool> reached(static_cast<size_t>(n), false);
+  reached[0] = true;
+  for (bool changed = true; changed;) {  // parents before children: at most depth passes
+    changed = false;
+    for (int v = 0; v < n; ++v) {
+      if (!reached[static_cast<size_t>(v)]) continue;
+      const auto links = linksOf(n, v);
+      for (int c = 0; c < links.childCount; ++c) {
+        const auto child = static_cast<size_t>(links.children[c]);
+        if (reached[child]) continue;
+        at[child] = {at[static_cast<size_t>(v)].hops + 1, at[static_cast<size_t>(v)].sends + c + 1};
+        reached[child] = changed = true;
+      }
+    }
+  }
+  return at;
+}
+
+// The longest path for a hop's and a send's weights, among `paths`.
+double longest(const std::vector<RootedPath>& paths, double hop, double send) {
+  double most = 0;
+  for (const RootedPath& p : paths) most = std::max(most, p.hops * hop + p.sends * send);
+  return most;
+}
+
+TEST(CostModelTest, RootedShapesKeepEveryPathThatMayBeTheLongest) {
+  for (int n = 1; n <= 300; ++n) {
+    const std::vector<RootedPath> binary = everyPath(n, treeLinks), binomial = everyPath(n, binomialLinks);
+    for (auto [hop, send] : {std::pair{1.0, 0.0}, {0.0, 1.0}, {1.0, 1.0}, {5.0, 1.0}, {1.0, 5.0}, {0.3, 2.0}}) {
+      EXPECT_DOUBLE_EQ(longest(rootedShape(A::kTree, n).paths, hop, send), longest(binary, hop, send)) << n;
+      EXPECT_DOUBLE_EQ(longest(rootedShape(A::kBinomial, n).paths, hop, send), longest(binomial, hop, send)) << n;
+    }
+    if (n >= 2) {
+      ASSERT_EQ(rootedShape(A::kRing, n).paths.size(), 1u);
+      EXPECT_EQ(rootedShape(A::kRing, n).paths[0].hops, n - 1);
+      EXPECT_EQ(rootedShape(A::kRing, n).paths[0].sends, n - 1);
+    }
+  }
+  // 8 ranks: the binary tree's deepest path 0 -> 1 -> 2 -> 3 (3 hops, 3
+  // sends), and 0 -> 5 -> 7 through two second sends (2 hops, 4 sends);
+  // the binomial tree's 0 -> 4 -> 6 -> 7 waits through 3 sends as its
+  // others do.
+  const RootedShape binary = rootedShape(A::kTree, 8), binomial = rootedShape(A::kBinomial, 8);
+  ASSERT_EQ(binary.paths.size(), 2u);
+  EXPECT_EQ(binary.paths[0].hops, 3);
+  EXPECT_EQ(binary.paths[0].sends, 3);
+  EXPECT_EQ(binary.paths[1].hops, 2);
+  EXPECT_EQ(binary.paths[1].sends, 4);
+  ASSERT_EQ(binomial.paths.size(), 1u);
+  EXPECT_EQ(binomial.paths[0].hops, 3);
+  EXPECT_EQ(binomial.paths[0].sends, 3);
+  // The busiest rank's copies per chunk: a chain's middle rank takes one
+  // and passes it on; the binary tree's inner rank passes it to two; the
+  // binomial root sends to log2(n) children.
+  EXPECT_EQ(rootedShape(A::kRing, 8).busiestCopies, 2);
+  EXPECT_EQ(binary.busiestCopies, 3);
+  EXPECT_EQ(binomial.busiestCopies, 3);
+  EXPECT_EQ(rootedShape(A::kBinomial, 64).busiestCopies, 6);
+  EXPECT_EQ(rootedShape(A::kTree, 64).busiestCopies, 3);
+  EXPECT_TRUE(rootedShape(A::kHalvingDoubling, 8).paths.empty());
+}
+
+TEST(CostModelTest, PipelinedRootedSchedulesPayTheirBusiestRanksPasses) {
+  const double chunk = 128 * 1024;
+  // One chunk: the rounds alone.
+  const Traffic chainOne = trafficOf(C::kBroadcast, A::kRing, 8, 1000, chunk);
+  EXPECT_EQ(chainOne.steps, 7);
+  EXPECT_EQ(chainOne.stepBytes, 2 * 1000);  // out of one slot, into the next
+  EXPECT_EQ(chainOne.bytes, 0);
+  EXPECT_EQ(chainOne.messages, 0);
+  // 10 chunks: after the first, each waits on the busiest rank's copies:
+  // 2 for the chain, 3 for either tree on 8 ranks.
+  const double n = 10 * chunk;
+  EXPECT_EQ(trafficOf(C::kBroadcast, A::kRing, 8, n, chunk).bytes, 9 * 2 * chunk);
+  EXPECT_EQ(trafficOf(C::kReduce, A::kTree, 8, n, chunk).bytes, 9 * 3 * chunk);
+  EXPECT_EQ(trafficOf(C::kReduce, A::kTree, 8, n, chunk).stepBytes, 2 * chunk);
+  EXPECT_EQ(trafficOf(C::kBroadcast, A::kBinomial, 8, n, chunk).bytes, 9 * 3 * chunk);
+  EXPECT_EQ(trafficOf(C::kBroadcast, A::kBinomial, 8, n, chunk).messages, 9 * 3);
+  // One chunk: its longest path. The chain's 7 hops of 1000 B copied out
+  // and in; the binary tree's longer of 3 hops and 3 sends, 2 hops and 4.
+  const CostConstants& costs = defaultCosts();
+  const double latency = costs.sharedMemory.latencyUs, copy = 1000 / costs.sharedMemory.bytesPerUs;
+  EXPECT_DOUBLE_EQ(estimateUs(C::kBroadcast, A::kRing, layout(1, 8).shape, 1000, costs, 128 * 1024),
+                   7 * (latency + 2 * copy));
+  EXPECT_DOUBLE_EQ(estimateUs(C::kBroadcast, A::kTree, layout(1, 8).shape, 1000, costs, 128 * 1024),
+                   std::max(3 * latency + 6 * copy, 2 * latency + 6 * copy));
+  // Barrier: empty messages.
+  EXPECT_EQ(trafficOf(C::kBarrier, A::kRing, 8, 0).steps, 14);
+  EXPECT_EQ(trafficOf(C::kBarrier, A::kDissemination, 9, 0).steps, 4);
+  EXPECT_EQ(trafficOf(C::kBarrier, A::kAllPairs, 8, 0).messages, 12);
+  EXPECT_TRUE(modelRanks(C::kBroadcast, A::kBinomial));
+  EXPECT_FALSE(modelRanks(C::kBroadcast, A::kHalvingDoubling));
+  EXPECT_TRUE(modelRanks(C::kBarrier, A::kDissemination));
+  EXPECT_FALSE(modelRanks(C::kBarrier, A::kTree));
+}
+
+TEST(PlanTest, BroadcastReduceAndBarrierTakeTheLeastEstimate) {
   const PlanInputs in = layout(1, 8);
-  // Within a host a Broadcast takes the binary tree, a Reduce the binomial one.
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024), A::kTree);
-  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning(), 8), A::kBinomial);
-  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning(), 64 * 1024), A::kBinomial);
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning(), 64 * 1024 + 1), A::kRing);
-  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning(), 64 * 1024 + 1), A::kRing);
-  // Across hosts both take the binomial tree, which crosses each host boundary once.
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(2, 4), tuning(), 8), A::kBinomial);
-  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, layout(2, 4), tuning(), 64 * 1024), A::kBinomial);
+  // Within a host, small calls take a tree (on 8 ranks both trees' longest
+  // paths are 3 hops through 3 sends: the binary one, weighed first);
+  // large ones the chain, whose ranks copy each chunk twice where the trees'
+  // busiest copy it three times.
+  for (C c : {C::kBroadcast, C::kReduce}) {
+    EXPECT_EQ(planBroadcastOrReduce(c, in, tuning(), 8), A::kTree) << collectiveName(c);
+    EXPECT_EQ(planBroadcastOrReduce(c, in, tuning(), size_t{64} << 20), A::kRing) << collectiveName(c);
+    EXPECT_EQ(planBroadcastOrReduce(c, layout(16, 8), tuning(), size_t{64} << 20), A::kRing) << collectiveName(c);
+  }
+  // Many chunks on 64 ranks: the binomial root copies each to 6 children,
+  // the binary tree's inner ranks copy it 3 times.
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(1, 64), tuning(), 1 << 20), A::kTree);
+  // One chunk across 16 hosts: the binomial tree's paths (at most 4 hops,
+  // 4 sends) against the binary tree's (4 hops through 4 sends, or 3
+  // through 6).
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(16, 1), tuning(), 64 * 1024), A::kBinomial);
+  // At every size and on every layout, the least estimate runs.
+  for (const PlanInputs& layoutIn : {in, layout(1, 3), layout(1, 17), layout(2, 4), layout(16, 8), layout(64, 1)})
+    for (size_t bytes = 8; bytes < (size_t{256} << 20); bytes = bytes * 3 / 2 + 4)
+      for (C c : {C::kBroadcast, C::kReduce})
+        EXPECT_EQ(planBroadcastOrReduce(c, layoutIn, tuning(), bytes), leastEstimate(c, layoutIn, tuning(), bytes))
+            << collectiveName(c) << " of " << bytes << " B on " << layoutIn.shape.nranks << " ranks";
+  // LOOM_TREE_MAX_BYTES bounds the trees: above it, the chain.
+  Tuning bounded = tuning();
+  bounded.treeMaxBytes = 4096;
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, bounded, 4096), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, bounded, 4097), A::kRing);
+  bounded.treeMaxBytes = 0;
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, bounded, 8), A::kRing);
   // Without the one tree, the other; either left alone runs at every size.
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning("^tree"), 8), A::kBinomial);
-  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("^binomial"), 8), A::kTree);
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(2, 4), tuning("^binomial"), 8), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, in, tuning("^binomial"), 8), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("^tree"), 8), A::kBinomial);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("reduce:tree"), 1 << 20), A::kTree);
-  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("binomial"), 1 << 20), A::kBinomial);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("binomial"), size_t{64} << 20), A::kBinomial);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, in, tuning("^binomial,tree"), 8), A::kRing);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, layout(1, 2), tuning(), 8), A::kRing);  // two ranks: the chain
-  EXPECT_EQ(planBarrier(tuning()), A::kAllPairs);
-  EXPECT_EQ(planBarrier(tuning("barrier:dissemination")), A::kDissemination);
+  // Barrier: all-pairs' one step on a few ranks; its further messages
+  // outweigh dissemination's rounds on many, and across hosts, where each
+  // rank's message to each peer on another host passes the host's link.
+  EXPECT_EQ(planBarrier(in, tuning()), A::kAllPairs);
+  EXPECT_EQ(planBarrier(layout(1, 1024), tuning()), A::kDissemination);
+  EXPECT_EQ(planBarrier(layout(2, 4), tuning()), A::kDissemination);
+  for (const PlanInputs& layoutIn : {in, layout(1, 3), layout(1, 64), layout(1, 1024), layout(2, 4), layout(16, 1)})
+    EXPECT_EQ(planBarrier(layoutIn, tuning()), leastEstimate(C::kBarrier, layoutIn, tuning(), 0))
+        << layoutIn.shape.nranks << " ranks";
+  EXPECT_EQ(planBarrier(layout(1, 1024), tuning("barrier:allpairs")), A::kAllPairs);
+  EXPECT_EQ(planBarrier(in, tuning("barrier:dissemination")), A::kDissemination);
+  EXPECT_EQ(planBarrier(in, tuning("barrier:ring")), A::kRing);
 }
 
 }  // namespace plan_test

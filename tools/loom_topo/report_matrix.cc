@@ -92,8 +92,8 @@ void printMatrix(std::ostream& os, const Topology& t) {
 namespace {
 
 // "0 -> 2 1; 2 -> 3": each parent and its children, the binomial tree of
-// collectives/binomial.h over the ring, rooted at rank 0 (what small
-// Reduces, and small Broadcasts across hosts, run).
+// collectives/binomial.h over the ring, rooted at rank 0 (one of the trees
+// Broadcast and Reduce weigh; --plan prints which runs).
 std::string treeString(const std::vector<int>& ring) {
   const int n = static_cast<int>(ring.size());
   int rootPosition = 0;
@@ -136,10 +136,7 @@ void printRings(std::ostream& os, const Topology& t, const std::vector<int>& ran
   std::vector<int> ring = ringOrder(placed);
   os << "  rank order: " << ringString(identity) << "  (" << crossingString(countCrossings(placed, identity)) << ")\n";
   os << "  Loom ring:  " << ringString(ring) << "  (" << crossingString(countCrossings(placed, ring)) << ")\n";
-  // Within one host a small Broadcast takes the binary tree (plan.h).
-  os << "  Loom tree:  " << treeString(ring)
-     << (manyHosts ? "  (root 0; Broadcast and Reduce of small messages)\n"
-                   : "  (root 0; Reduce of small messages, and Broadcast across hosts)\n");
+  os << "  Loom tree:  " << treeString(ring) << "  (root 0; binomial: one of the trees Broadcast and Reduce weigh)\n";
 }
 
 }  // namespace loom::topo

@@ -32,6 +32,11 @@ TunedAlgorithm planReduce(const PlanInputs& in, const Tuning& tuning, size_t byt
   return planBroadcastOrReduce(TunedCollective::kReduce, in, tuning, bytes);
 }
 
+TunedAlgorithm planBarrierOf(const PlanInputs& in, const Tuning& tuning, size_t) {
+  return planBarrier(in, tuning);
+}
+const Row kBarrierRow = {TunedCollective::kBarrier, planBarrierOf, "none"};
+
 const Row kRows[] = {
     {TunedCollective::kAllReduce, planAllReduce, "the buffer"},
     {TunedCollective::kAllGather, planAllGather, "the whole result"},
@@ -160,7 +165,7 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
         "transfers take over \"ring\" from LOOM_DIRECT_MIN_BYTES="
      << tuning.directMinBytes << ")\n";
   for (const Row& row : kRows) printRow(os, row, in, tuning);
-  os << "Barrier: " << algorithmName(planBarrier(tuning)) << "\n";
+  os << "Barrier: " << describe(kBarrierRow, in, tuning, 0) << "\n";
 }
 
 }  // namespace loom::topo
