@@ -61,6 +61,12 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         case TunedAlgorithm::kTree: return {2.0 * ceilLog2(p), 2 * n, true, 0, true};
         case TunedAlgorithm::kHalvingDoubling:
           return {2.0 * floorLog2(p) + (folded ? 2 : 0), 2 * belowShare * n + (folded ? 2 * n : 0), true, 0, true};
+        // Single copy (registered.cc, direct.cc): an all-pairs swap of
+        // addresses and one at the end; cross-memory attach also waits
+        // between reducing and gathering, and reads each peer by a system
+        // call (a further message each).
+        case TunedAlgorithm::kRegistered: return {2, 2 * share * n, true, 4.0 * (p - 2)};
+        case TunedAlgorithm::kDirect: return {3, 2 * share * n, true, 6.0 * (p - 2) + 2.0 * (p - 1)};
         default: return {-1, 0, false};
       }
     case TunedCollective::kAllGather:
@@ -71,6 +77,8 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         // Slot order to rank order at the end; a folded pair's whole result once more.
         case TunedAlgorithm::kHalvingDoubling:
           return {1.0 * floorLog2(p) + (folded ? 2 : 0), belowShare * n + n + (folded ? n : 0), true, 0, true};
+        case TunedAlgorithm::kRegistered: return {2, share * n, true, 4.0 * (p - 2)};
+        case TunedAlgorithm::kDirect: return {2, share * n, true, 4.0 * (p - 2) + (p - 1)};
         default: return {-1, 0, false};
       }
     case TunedCollective::kReduceScatter:
@@ -79,6 +87,8 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         // The input is copied into slot order first.
         case TunedAlgorithm::kHalvingDoubling:
           return {1.0 * floorLog2(p) + (folded ? 1 : 0), belowShare * n + n + (folded ? n : 0), true, 0, true};
+        case TunedAlgorithm::kRegistered: return {2, share * n, true, 4.0 * (p - 2)};
+        case TunedAlgorithm::kDirect: return {2, share * n, true, 4.0 * (p - 2) + (p - 1)};
         default: return {-1, 0, false};
       }
     // chain_broadcast.cc, tree_broadcast.cc, binomial_tree.cc.
@@ -118,6 +128,13 @@ CostConstants makeDefaults() {
   set(TunedAlgorithm::kTree, 0.5, 0.6);
   set(TunedAlgorithm::kHalvingDoubling, 0.4, 0.8);
   set(TunedAlgorithm::kBruck, 0.2, 0.9);
+  // Single copy: registered buffers read and written with plain loads and
+  // stores, once per byte, where the ring also writes and reads a slot
+  // (1.6x the ring's rate at 16 MiB on 8 ranks, docs/PERF.md).
+  // Cross-memory attach pins the peer's pages on every read: 0.9x the
+  // ring's rate there, and 88 us for a 1 KiB AllReduce's three steps.
+  set(TunedAlgorithm::kRegistered, 0, 1.6);
+  set(TunedAlgorithm::kDirect, 10, 0.9);
   return c;
 }
 

@@ -86,10 +86,11 @@ struct Traffic {
 Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int nranks, double bytes,
                   double chunkBytes = static_cast<double>(SIZE_MAX));
 
-// Whether the model ranks `algorithm` for `collective`: the schedules that
-// run on any team (ring, tree, halving/doubling, Bruck, AllReduce's
-// all-pairs step; for Broadcast and Reduce the chain and both trees; for
-// Barrier all-pairs, dissemination and the ring).
+// Whether the model ranks `algorithm` for `collective`: the flat schedules
+// (ring, tree, halving/doubling, Bruck, AllReduce's all-pairs step; for
+// Broadcast and Reduce the chain and both trees; for Barrier all-pairs,
+// dissemination and the ring) and, where buffers are registered or
+// readable (plan.h says where), the single-copy transfers.
 bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm);
 
 // Estimated microseconds of one call moving `bytes` (the whole buffer, as

@@ -58,17 +58,8 @@ bool leadersApply(TunedCollective collective, const PlanInputs& in, const Allowe
          fitsLeaders(in, bytes, allowed.limit(TunedAlgorithm::kHostLeaders, tuning.allPairsMaxBytes));
 }
 
-// Rule 3: the model's choice where it is one of the compositions or
-// all-pairs; otherwise single-copy transfers where they apply, else the
-// model's choice.
-TunedAlgorithm weighed(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
-  const TunedAlgorithm best = cheapestRanked(collective, in, tuning, bytes);
-  if (best == TunedAlgorithm::kHostLeaders || best == TunedAlgorithm::kHierarchical ||
-      best == TunedAlgorithm::kAllPairs)
-    return best;
-  if (mayUseRegistered(collective, in, tuning, bytes) || mayCopyDirect(collective, in, tuning, bytes))
-    return TunedAlgorithm::kRing;
-  return best;
+bool singleCopyRow(TunedAlgorithm algorithm) {
+  return algorithm == TunedAlgorithm::kRegistered || algorithm == TunedAlgorithm::kDirect;
 }
 
 }  // namespace
@@ -87,8 +78,9 @@ bool mayUseRegistered(TunedCollective collective, const PlanInputs& in, const Tu
 
 Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   static constexpr TunedAlgorithm kRanked[] = {
-      TunedAlgorithm::kRing,     TunedAlgorithm::kTree,     TunedAlgorithm::kHalvingDoubling, TunedAlgorithm::kBruck,
-      TunedAlgorithm::kBinomial, TunedAlgorithm::kAllPairs, TunedAlgorithm::kDissemination};
+      TunedAlgorithm::kRing,          TunedAlgorithm::kTree,       TunedAlgorithm::kHalvingDoubling,
+      TunedAlgorithm::kBruck,         TunedAlgorithm::kBinomial,   TunedAlgorithm::kAllPairs,
+      TunedAlgorithm::kDissemination, TunedAlgorithm::kRegistered, TunedAlgorithm::kDirect};
   const Allowed allowed(tuning, collective);
   const bool rooted = collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce;
   Candidates candidates;
@@ -98,6 +90,8 @@ Candidates weighedAlgorithms(TunedCollective collective, const PlanInputs& in, c
         !fitsAllPairs(in, bytes, allowed.limit(algorithm, tuning.allPairsMaxBytes)))
       continue;
     if (rooted && algorithm != TunedAlgorithm::kRing && bytes > allowed.limit(algorithm, tuning.treeMaxBytes)) continue;
+    if (algorithm == TunedAlgorithm::kRegistered && !mayUseRegistered(collective, in, tuning, bytes)) continue;
+    if (algorithm == TunedAlgorithm::kDirect && !mayCopyDirect(collective, in, tuning, bytes)) continue;
     candidates.list[candidates.count++] = algorithm;
   }
   if (leadersApply(collective, in, allowed, tuning, bytes))
@@ -132,7 +126,8 @@ TunedAlgorithm cheapestAcrossHosts(TunedCollective collective, const PlanInputs&
   const Allowed allowed(tuning, collective);
   for (int a = 0; a < kTunedAlgorithms; ++a) {
     const TunedAlgorithm flat = static_cast<TunedAlgorithm>(a);
-    if (modelRanks(collective, flat) && allowed.may(flat)) return cheapestRanked(collective, across, tuning, bytes);
+    if (modelRanks(collective, flat) && !singleCopyRow(flat) && allowed.may(flat))
+      return cheapestRanked(collective, across, tuning, bytes);
   }
   Tuning unrestricted = tuning;
   unrestricted.allowed = AlgorithmFilter();
@@ -144,6 +139,8 @@ PlanInputs acrossHostsInputs(const PlanInputs& in, int hosts, int lanes) {
   across.shape = {hosts, hosts, 1, lanes};
   across.fewestRanksOnAHost = 1;
   across.twoHostSegmentBytes = 0;
+  across.singleCopy = false;  // the lanes' teams run the flat schedules
+  across.registeredWindows = false;
   if (in.acrossSlotBytes > 0) across.slotBytes = in.acrossSlotBytes;
   across.acrossSlotBytes = 0;
   across.memo = nullptr;  // another shape than the team's own: weighed afresh
@@ -175,20 +172,20 @@ TunedAlgorithm planAllReduce(const PlanInputs& in, const Tuning& tuning, size_t 
   const Allowed allowed(tuning, TunedCollective::kAllReduce);
   if (allowed.alone(TunedAlgorithm::kTree)) return TunedAlgorithm::kTree;
   if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
-  return weighed(TunedCollective::kAllReduce, in, tuning, bytes);
+  return cheapestRanked(TunedCollective::kAllReduce, in, tuning, bytes);
 }
 
 TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const Allowed allowed(tuning, TunedCollective::kAllGather);
   if (allowed.alone(TunedAlgorithm::kBruck)) return TunedAlgorithm::kBruck;
   if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
-  return weighed(TunedCollective::kAllGather, in, tuning, bytes);
+  return cheapestRanked(TunedCollective::kAllGather, in, tuning, bytes);
 }
 
 TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, size_t bytes) {
   const Allowed allowed(tuning, TunedCollective::kReduceScatter);
   if (allowed.alone(TunedAlgorithm::kHalvingDoubling)) return TunedAlgorithm::kHalvingDoubling;
-  return weighed(TunedCollective::kReduceScatter, in, tuning, bytes);
+  return cheapestRanked(TunedCollective::kReduceScatter, in, tuning, bytes);
 }
 
 // Broadcast and Reduce: the model weighs the chain along the ring and both

@@ -17,10 +17,10 @@
 //    schedules they are made of (plan_estimates.cc). Broadcast and Reduce
 //    weigh the chain along the ring and the binary and binomial trees (up
 //    to LOOM_TREE_MAX_BYTES), pipelined by the team's slot; Barrier weighs
-//    all-pairs, dissemination and the ring;
-// 3. the least estimate runs, unless it is a flat schedule other than
-//    all-pairs and single-copy transfers (registered buffers, LOOM_CMA=1)
-//    apply from LOOM_DIRECT_MIN_BYTES: then those.
+//    all-pairs, dissemination and the ring. Where some buffers are
+//    registered, or every rank reads every peer's memory (LOOM_CMA=1), the
+//    single-copy transfers too (from LOOM_DIRECT_MIN_BYTES when set);
+// 3. the least estimate runs.
 #pragma once
 
 #include <cstddef>
@@ -45,9 +45,9 @@ struct PlanInputs {
 
 PlanInputs planInputsOf(const Team& team);
 
-// kRing for AllReduce, AllGather and ReduceScatter means the large-message
-// path: registered buffers or single-copy reads where they apply once the
-// ranks swapped addresses, else the ring.
+// kRegistered runs single copy once the swapped addresses show every
+// rank's buffers registered; where they do not, what the model picks
+// without registered buffers (select.cc).
 TunedAlgorithm planAllReduce(const PlanInputs& in, const Tuning& tuning, size_t bytes);
 TunedAlgorithm planAllGather(const PlanInputs& in, const Tuning& tuning, size_t bytes);      // bytes: the result
 TunedAlgorithm planReduceScatter(const PlanInputs& in, const Tuning& tuning, size_t bytes);  // bytes: the input
@@ -64,7 +64,7 @@ bool blocksInFewRounds(const PlanInputs& in);
 // The fewest ranks on a host: the lanes of the steps across hosts.
 int fewestRanksOnAHost(const PlanInputs& in);
 
-// Whether single-copy transfers may run a call of `bytes` (rule 3).
+// Whether single-copy transfers may run a call of `bytes` (rule 2).
 bool mayCopyDirect(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
 bool mayUseRegistered(TunedCollective collective, const PlanInputs& in, const Tuning& tuning, size_t bytes);
 

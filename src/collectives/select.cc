@@ -17,97 +17,112 @@
 namespace loom {
 namespace {
 
-// The large-message path for AllReduce, AllGather and ReduceScatter:
-// registered buffers, else cross-memory attach, else the ring. Once
-// addresses are swapped every rank knows whether all buffers are registered,
-// so all fall back alike.
+// The flat schedules and the single-copy steps of AllReduce, AllGather and
+// ReduceScatter, for the chooser below.
 using SwappedStep = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&, const std::vector<PeerBuffers>&);
 using RegisteredStep = Task<bool> (*)(const Team&, const CollectiveArgs&, const WaitContext&,
                                       const std::vector<PeerBuffers>&);
-using RingStep = Task<> (*)(const Team&, const CollectiveArgs&, const WaitContext&);
+using FlatStep = Task<> (*)(TunedAlgorithm, const Team&, const CollectiveArgs&, const WaitContext&);
+using Planner = TunedAlgorithm (*)(const PlanInputs&, const Tuning&, size_t);
 
-// After the addresses are swapped: a coroutine of its own, so that the
-// ring, which needs no swap, runs without this frame (which keeps `in`:
-// hence by value).
-Task<> swappedLargeMessage(TunedCollective collective, PlanInputs in, const Team& team, const CollectiveArgs& args,
-                           const WaitContext& wait, size_t bytes, RegisteredStep registered, SwappedStep direct,
-                           RingStep ring) {
-  const bool lookForWindows = mayUseRegistered(collective, in, team.tuning, bytes);
+struct Schedules {
+  TunedCollective collective;
+  Planner plan;
+  RegisteredStep registered;
+  SwappedStep direct;
+  FlatStep flat;
+};
+
+// Single copy, after the addresses are swapped. Once swapped every rank
+// knows whether all buffers are registered, so where they are not all fall
+// back alike, to what the model picks without them (single-copy reads, or
+// a flat schedule). A coroutine of its own, so that the flat schedules run
+// without this frame (which keeps `in`: hence by value).
+Task<> singleCopy(const Schedules& schedules, TunedAlgorithm chosen, PlanInputs in, const Team& team,
+                  const CollectiveArgs& args, const WaitContext& wait, size_t bytes) {
   std::vector<PeerBuffers> peers = co_await swapAddresses(team, args, wait);
-  if (lookForWindows && co_await registered(team, args, wait, peers)) {
-    noteAlgorithm(team, wait, collective, TunedAlgorithm::kRegistered, bytes);
-  } else if (mayCopyDirect(collective, in, team.tuning, bytes)) {
-    noteAlgorithm(team, wait, collective, TunedAlgorithm::kDirect, bytes);
-    co_await direct(team, args, wait, peers);
+  if (chosen == TunedAlgorithm::kRegistered) {
+    if (co_await schedules.registered(team, args, wait, peers)) {
+      noteAlgorithm(team, wait, schedules.collective, TunedAlgorithm::kRegistered, bytes);
+      co_return;
+    }
+    in.registeredWindows = false;
+    in.memo = nullptr;  // the team's memo keeps its choice with registered buffers
+    chosen = schedules.plan(in, team.tuning, bytes);
+  }
+  noteAlgorithm(team, wait, schedules.collective, chosen, bytes);
+  if (chosen == TunedAlgorithm::kDirect) {
+    co_await schedules.direct(team, args, wait, peers);
   } else {
-    noteAlgorithm(team, wait, collective, TunedAlgorithm::kRing, bytes);
-    co_await ring(team, args, wait);
+    co_await schedules.flat(chosen, team, args, wait);
   }
 }
 
-// The choosers below are plain functions that return the chosen schedule's
-// task, not coroutines awaiting it: one coroutine frame fewer on every call.
-Task<> largeMessage(TunedCollective collective, const PlanInputs& in, const Team& team, const CollectiveArgs& args,
-                    const WaitContext& wait, size_t bytes, RegisteredStep registered, SwappedStep direct,
-                    RingStep ring) {
-  if (!mayUseRegistered(collective, in, team.tuning, bytes) && !mayCopyDirect(collective, in, team.tuning, bytes)) {
-    noteAlgorithm(team, wait, collective, TunedAlgorithm::kRing, bytes);
-    return ring(team, args, wait);
-  }
-  return swappedLargeMessage(collective, in, team, args, wait, bytes, registered, direct, ring);
+// A plain function that returns the chosen schedule's task, not a coroutine
+// awaiting it: one coroutine frame fewer on every call.
+Task<> choose(const Schedules& schedules, const Team& team, const CollectiveArgs& args, const WaitContext& wait,
+              size_t bytes) {
+  const PlanInputs in = planInputsOf(team);
+  const TunedAlgorithm algorithm = schedules.plan(in, team.tuning, bytes);
+  if (algorithm == TunedAlgorithm::kRegistered || algorithm == TunedAlgorithm::kDirect)
+    return singleCopy(schedules, algorithm, in, team, args, wait, bytes);
+  noteAlgorithm(team, wait, schedules.collective, algorithm, bytes);
+  return schedules.flat(algorithm, team, args, wait);
 }
 
 Task<> nothingToDo() {
   co_return;
 }
 
-}  // namespace
-
-Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const size_t bytes = args.count * dtypeSize(args.dtype);
-  const PlanInputs in = planInputsOf(team);
-  const TunedAlgorithm algorithm = planAllReduce(in, team.tuning, bytes);
-  if (algorithm != TunedAlgorithm::kRing) noteAlgorithm(team, wait, TunedCollective::kAllReduce, algorithm, bytes);
+Task<> flatAllReduce(TunedAlgorithm algorithm, const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   switch (algorithm) {
     case TunedAlgorithm::kTree: return doubleTreeAllReduce(team, args, wait);
     case TunedAlgorithm::kHalvingDoubling: return halvingDoublingAllReduce(team, args, wait);
     case TunedAlgorithm::kHostLeaders: return leaderAllReduce(team, args, wait);
     case TunedAlgorithm::kAllPairs: return allPairsAllReduce(team, args, wait);
     case TunedAlgorithm::kHierarchical: return hierarchicalAllReduce(team, args, wait);
-    default:
-      return largeMessage(TunedCollective::kAllReduce, in, team, args, wait, bytes, registeredAllReduce,
-                          directAllReduce, ringAllReduce);
+    default: return ringAllReduce(team, args, wait);
   }
 }
 
-Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const size_t bytes = args.count * dtypeSize(args.dtype) * team.nranks;
-  const PlanInputs in = planInputsOf(team);
-  const TunedAlgorithm algorithm = planAllGather(in, team.tuning, bytes);
-  if (algorithm != TunedAlgorithm::kRing) noteAlgorithm(team, wait, TunedCollective::kAllGather, algorithm, bytes);
+Task<> flatAllGather(TunedAlgorithm algorithm, const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
   switch (algorithm) {
     case TunedAlgorithm::kBruck: return bruckAllGather(team, args, wait);
     case TunedAlgorithm::kHalvingDoubling: return halvingDoublingAllGather(team, args, wait);
     case TunedAlgorithm::kHostLeaders: return leaderAllGather(team, args, wait);
     case TunedAlgorithm::kHierarchical: return hierarchicalAllGather(team, args, wait);
-    default:
-      return largeMessage(TunedCollective::kAllGather, in, team, args, wait, bytes, registeredAllGather,
-                          directAllGather, ringAllGather);
+    default: return ringAllGather(team, args, wait);
   }
 }
 
-Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  const size_t bytes = args.count * dtypeSize(args.dtype) * team.nranks;
-  const PlanInputs in = planInputsOf(team);
-  const TunedAlgorithm algorithm = planReduceScatter(in, team.tuning, bytes);
-  if (algorithm != TunedAlgorithm::kRing) noteAlgorithm(team, wait, TunedCollective::kReduceScatter, algorithm, bytes);
+Task<> flatReduceScatter(TunedAlgorithm algorithm, const Team& team, const CollectiveArgs& args,
+                         const WaitContext& wait) {
   switch (algorithm) {
     case TunedAlgorithm::kHalvingDoubling: return halvingDoublingReduceScatter(team, args, wait);
     case TunedAlgorithm::kHierarchical: return hierarchicalReduceScatter(team, args, wait);
-    default:
-      return largeMessage(TunedCollective::kReduceScatter, in, team, args, wait, bytes, registeredReduceScatter,
-                          directReduceScatter, ringReduceScatter);
+    default: return ringReduceScatter(team, args, wait);
   }
+}
+
+const Schedules kAllReduce{TunedCollective::kAllReduce, planAllReduce, registeredAllReduce, directAllReduce,
+                           flatAllReduce};
+const Schedules kAllGather{TunedCollective::kAllGather, planAllGather, registeredAllGather, directAllGather,
+                           flatAllGather};
+const Schedules kReduceScatter{TunedCollective::kReduceScatter, planReduceScatter, registeredReduceScatter,
+                               directReduceScatter, flatReduceScatter};
+
+}  // namespace
+
+Task<> allReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  return choose(kAllReduce, team, args, wait, args.count * dtypeSize(args.dtype));
+}
+
+Task<> allGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  return choose(kAllGather, team, args, wait, args.count * dtypeSize(args.dtype) * team.nranks);
+}
+
+Task<> reduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
+  return choose(kReduceScatter, team, args, wait, args.count * dtypeSize(args.dtype) * team.nranks);
 }
 
 Task<> broadcast(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {

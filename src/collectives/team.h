@@ -25,7 +25,7 @@ struct Tuning {
   AlgorithmFilter allowed;  // LOOM_ALGO: which algorithms each collective may take
   size_t allPairsMaxBytes =
       16 * 1024;  // per rank; above it AllReduce uses the ring (whole result: AllGather across hosts, leaders)
-  size_t directMinBytes = 256 * 1024;    // whole buffer (as nccl-tests' size); from it on, direct.h
+  size_t directMinBytes = 0;             // whole buffer (as nccl-tests' size); single copy is weighed from it on
   size_t treeMaxBytes = SIZE_MAX;        // Broadcast/Reduce: the trees are weighed up to this, the chain always
   CostConstants costs = defaultCosts();  // the cost model's (cost_model.h), the same on every rank
 };

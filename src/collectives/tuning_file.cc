@@ -20,8 +20,9 @@ struct LinkScope {
 const LinkScope kLinks[] = {{"shm", &CostConstants::sharedMemory}, {"network", &CostConstants::network}};
 
 // The algorithms whose constants the model uses.
-const TunedAlgorithm kModelled[] = {TunedAlgorithm::kRing, TunedAlgorithm::kTree, TunedAlgorithm::kHalvingDoubling,
-                                    TunedAlgorithm::kBruck, TunedAlgorithm::kAllPairs};
+const TunedAlgorithm kModelled[] = {TunedAlgorithm::kRing,  TunedAlgorithm::kTree,     TunedAlgorithm::kHalvingDoubling,
+                                    TunedAlgorithm::kBruck, TunedAlgorithm::kAllPairs, TunedAlgorithm::kRegistered,
+                                    TunedAlgorithm::kDirect};
 
 double* linkField(LinkCosts& link, const std::string& key) {
   if (key == "latency_us") return &link.latencyUs;

@@ -52,13 +52,10 @@ std::string automaticReason(const Team& team, TunedCollective collective, TunedA
       return (collective == TunedCollective::kAllReduce
                   ? "above LOOM_ALLPAIRS_MAX_BYTES=" + std::to_string(tuning.allPairsMaxBytes) + " per rank; "
                   : std::string()) +
-             "single copy needs registered buffers or LOOM_CMA=1, and at least LOOM_DIRECT_MIN_BYTES=" +
-             std::to_string(tuning.directMinBytes) + "; " + estimates(team, collective, bytes);
+             estimates(team, collective, bytes);
     case TunedAlgorithm::kDirect:
-      return "LOOM_CMA=1 and at least LOOM_DIRECT_MIN_BYTES=" + std::to_string(tuning.directMinBytes);
-    case TunedAlgorithm::kRegistered:
-      return "every rank's buffers registered and at least LOOM_DIRECT_MIN_BYTES=" +
-             std::to_string(tuning.directMinBytes);
+      return "LOOM_CMA=1: every rank reads its peers' buffers; " + estimates(team, collective, bytes);
+    case TunedAlgorithm::kRegistered: return "every rank's buffers registered; " + estimates(team, collective, bytes);
     case TunedAlgorithm::kTree:
     case TunedAlgorithm::kHalvingDoubling:
     case TunedAlgorithm::kBruck: return estimates(team, collective, bytes);

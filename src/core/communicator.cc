@@ -164,7 +164,8 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
   if (team_.rank == 0) {
     if (connections_->peerMemory() != nullptr)
       LOOM_INFO("INIT", team_.rank,
-                "large AllReduce/AllGather/ReduceScatter read peers' buffers directly (cross-memory attach) from "
+                "AllReduce/AllGather/ReduceScatter may read peers' buffers directly (cross-memory attach) where the "
+                "cost model finds it quicker, from "
                     << config_.tuning.directMinBytes << " bytes");
     else
       LOOM_INFO("INIT", team_.rank, "single-copy reads off, every byte goes through the FIFOs: " << whyNoSingleCopy);

@@ -254,11 +254,12 @@ uint64_t singleCopyCalls(loomComm_t comm) {
 
 // Registered buffers (loomCommRegister): every rank's buffers are mapped in
 // every process, so AllReduce, AllGather and ReduceScatter copy straight
-// between ranks' buffers. Thresholds at 0 send every size class there, and
+// between ranks' buffers. LOOM_ALGO leaves them registered alone (AllReduce
+// all-pairs too, for empty calls), so every size class goes there, and
 // the count of single-copy calls proves they went.
 TEST_P(CollectivesTest, RegisteredAllReduceAllGatherReduceScatter) {
   ScopedEnv noAllPairs("LOOM_ALLPAIRS_MAX_BYTES", "0");
-  ScopedEnv everySize("LOOM_DIRECT_MIN_BYTES", "0");
+  ScopedEnv onlyRegistered("LOOM_ALGO", "allreduce:registered,allpairs;allgather:registered;reducescatter:registered");
   runRanks(mode(), nranks(), [](const RankContext& ctx) {
     RegisteredArena arena(ctx.comm, 40 << 20);
     const uint64_t before = singleCopyCalls(ctx.comm);

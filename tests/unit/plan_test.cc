@@ -248,6 +248,53 @@ TEST(PlanTest, OneRankPerHostOrSingleCopyReadsTakeNoSteps) {
   EXPECT_TRUE(mayCopyDirect(C::kAllReduce, readable, tuning(), 64 << 20));
 }
 
+// Single copy is a row like the others where it applies: registered
+// buffers read and written once per byte win from a few KiB, cross-memory
+// attach (its system calls pinning pages) loses to the ring with the
+// built-in constants; neither runs across hosts in a composition.
+TEST(PlanTest, SingleCopyIsWeighedWhereItApplies) {
+  PlanInputs registered = layout(1, 8);
+  registered.registeredWindows = true;
+  EXPECT_EQ(planAllReduce(registered, tuning(), 8), A::kAllPairs);
+  EXPECT_EQ(planAllReduce(registered, tuning(), 64 * 1024), A::kRegistered);
+  EXPECT_EQ(planAllReduce(registered, tuning(), size_t{64} << 20), A::kRegistered);
+  EXPECT_EQ(planAllGather(registered, tuning(), size_t{64} << 20), A::kRegistered);
+  EXPECT_EQ(planReduceScatter(registered, tuning(), size_t{64} << 20), A::kRegistered);
+  EXPECT_EQ(planAllReduce(layout(1, 8), tuning(), 64 * 1024), A::kRing);  // nothing registered
+  // LOOM_DIRECT_MIN_BYTES bounds it from below; LOOM_ALGO excludes it.
+  Tuning bounded = tuning();
+  bounded.directMinBytes = 1 << 20;
+  EXPECT_EQ(planAllReduce(registered, bounded, 64 * 1024), A::kRing);
+  EXPECT_EQ(planAllReduce(registered, bounded, 1 << 20), A::kRegistered);
+  EXPECT_EQ(planAllReduce(registered, tuning("^registered"), size_t{64} << 20), A::kRing);
+  EXPECT_EQ(planAllReduce(registered, tuning("allreduce:registered"), 8), A::kRegistered);
+  // Cross-memory attach: the ring's rate is higher; a machine whose
+  // calibration says otherwise gets it.
+  PlanInputs readable = layout(1, 8);
+  readable.singleCopy = true;
+  EXPECT_EQ(planAllReduce(readable, tuning(), size_t{64} << 20), A::kRing);
+  Tuning fastCopies = tuning();
+  fastCopies.costs.efficiency[static_cast<int>(A::kDirect)] = 3;
+  EXPECT_EQ(planAllReduce(readable, fastCopies, size_t{64} << 20), A::kDirect);
+  // At every size the least estimate runs.
+  for (size_t bytes = 8; bytes < (size_t{256} << 20); bytes = bytes * 3 / 2 + 4)
+    for (C c : {C::kAllReduce, C::kAllGather, C::kReduceScatter}) {
+      const A chosen = c == C::kAllReduce   ? planAllReduce(registered, tuning(), bytes)
+                       : c == C::kAllGather ? planAllGather(registered, tuning(), bytes)
+                                            : planReduceScatter(registered, tuning(), bytes);
+      EXPECT_EQ(chosen, leastEstimate(c, registered, tuning(), bytes)) << collectiveName(c) << " of " << bytes;
+    }
+  // Across hosts the lanes run flat schedules, registered buffers or not.
+  PlanInputs hosts = twoHosts(4, 4);
+  hosts.registeredWindows = true;
+  for (size_t bytes : {size_t{8}, size_t{64} << 10, size_t{64} << 20})
+    for (A a : {A::kHostLeaders, A::kHierarchical}) {
+      const A across = stepAcrossHosts(C::kAllReduce, a, hosts, tuning(), bytes);
+      EXPECT_NE(across, A::kRegistered);
+      EXPECT_NE(across, A::kDirect);
+    }
+}
+
 TEST(PlanTest, OneHostWeighsAllPairsUpToItsLimitWithTheOthers) {
   const PlanInputs in = layout(1, 8);
   // One step wins while the data is small; every rank's buffer to and

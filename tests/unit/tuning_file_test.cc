@@ -80,8 +80,9 @@ TEST(TuningFileTest, MalformedLinesAreRefusedNamingTheFileLineAndWhat) {
   EXPECT_NE(refusal("network bytes_per_us 0\n").find("bytes_per_us must be a positive number"), std::string::npos);
   EXPECT_NE(refusal("ring efficiency 0\n").find("efficiency must be above 0 and at most 100"), std::string::npos);
   EXPECT_NE(refusal("ring efficiency 101\n").find("efficiency must be above 0 and at most 100"), std::string::npos);
-  // Direct and registered copies are not weighed by the model.
-  EXPECT_NE(refusal("direct step_us 1\n").find("'direct' is not a link class"), std::string::npos);
+  // Algorithms the model does not weigh have no constants.
+  EXPECT_NE(refusal("hostleaders step_us 1\n").find("'hostleaders' is not a link class"), std::string::npos);
+  EXPECT_NE(refusal("direct speed 1\n").find("direct has no 'speed'"), std::string::npos);
 }
 
 TEST(TuningFileTest, AFileThatCannotBeReadIsSaidSo) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <vector>
 
 #include "base/error.h"
@@ -39,12 +40,14 @@ struct Setting {
   A allReduce;
   A allGather;  // kCount: AllGather not measured
   const Sizes& sizes;
+  bool registered = false;  // buffers from loomMemAlloc, registered
 };
 const Setting kSettings[] = {
     {"allreduce:ring;allgather:ring", A::kRing, A::kRing, kSizes},
     {"allreduce:tree;allgather:bruck", A::kTree, A::kBruck, kSizes},
     {"allreduce:halvingdoubling", A::kHalvingDoubling, A::kCount, kSizes},
     {"allreduce:allpairs", A::kAllPairs, A::kCount, kSmallSizes},
+    {"allreduce:registered", A::kRegistered, A::kCount, kSizes, true},
 };
 constexpr int kSettingCount = sizeof(kSettings) / sizeof(kSettings[0]);
 
@@ -53,6 +56,35 @@ constexpr int kSettingCount = sizeof(kSettings) / sizeof(kSettings[0]);
 struct Sample {
   int setting, collective, size;
   double us;
+};
+
+// Registered buffers for the single-copy setting: from loomMemAlloc,
+// registered with the communicator, released with it.
+class RegisteredBuffers {
+ public:
+  RegisteredBuffers(loomComm_t comm, size_t bytes) : comm_(comm) {
+    for (int i = 0; i < 2; ++i) {
+      if (loomMemAlloc(&buffers_[i], bytes) != loomSuccess ||
+          loomCommRegister(comm, buffers_[i], bytes, &handles_[i]) != loomSuccess) {
+        std::fprintf(stderr, "loom-topo --calibrate: registering buffers: %s\n", loomGetLastError());
+        std::_Exit(3);
+      }
+      std::memset(buffers_[i], 0, bytes);
+    }
+  }
+  ~RegisteredBuffers() {
+    for (int i = 0; i < 2; ++i) {
+      loomCommDeregister(comm_, handles_[i]);
+      loomMemFree(buffers_[i]);
+    }
+  }
+  void* send() const { return buffers_[0]; }
+  void* recv() const { return buffers_[1]; }
+
+ private:
+  loomComm_t comm_;
+  void* buffers_[2] = {};
+  void* handles_[2] = {};
 };
 
 [[noreturn]] void runRank(int rank, int ranks, const std::vector<loomUniqueId>& ids, int reportFd) {
@@ -66,13 +98,23 @@ struct Sample {
       std::fprintf(stderr, "loom-topo --calibrate: rank %d: %s\n", rank, loomGetLastError());
       std::_Exit(3);
     }
-    for (int collective = 0; collective < 2; ++collective) {
-      if (collective == 1 && kSettings[s].allGather == A::kCount) continue;
-      for (int size = 0; size < kSizeCount; ++size) {
-        const double us = timeCalls(comm, collective, kSettings[s].sizes[size], ranks, send.data(), recv.data());
-        if (rank == 0) {
-          const Sample sample{s, collective, size, us};
-          if (write(reportFd, &sample, sizeof(sample)) != sizeof(sample)) std::_Exit(4);
+    {
+      std::unique_ptr<RegisteredBuffers> registered;
+      void* in = send.data();
+      void* out = recv.data();
+      if (kSettings[s].registered) {
+        registered = std::make_unique<RegisteredBuffers>(comm, recv.size() * sizeof(float));
+        in = registered->send();
+        out = registered->recv();
+      }
+      for (int collective = 0; collective < 2; ++collective) {
+        if (collective == 1 && kSettings[s].allGather == A::kCount) continue;
+        for (int size = 0; size < kSizeCount; ++size) {
+          const double us = timeCalls(comm, collective, kSettings[s].sizes[size], ranks, in, out);
+          if (rank == 0) {
+            const Sample sample{s, collective, size, us};
+            if (write(reportFd, &sample, sizeof(sample)) != sizeof(sample)) std::_Exit(4);
+          }
         }
       }
     }
@@ -235,6 +277,7 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   fitAlgorithm(0, 1, A::kRing);  // AllGather's ring: reported, the link is the AllReduce's
   setAlgorithm(A::kBruck, fitAlgorithm(1, 1, A::kBruck));
   setAlgorithm(A::kAllPairs, fitAlgorithm(3, 0, A::kAllPairs));
+  setAlgorithm(A::kRegistered, fitAlgorithm(4, 0, A::kRegistered));
 
   char host[256] = "this host";
   gethostname(host, sizeof(host) - 1);

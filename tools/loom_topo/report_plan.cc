@@ -161,9 +161,8 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
      << "; LOOM_ALGO=" << (config.algorithm.empty() ? "(unset)" : config.algorithm)
      << (config.tuningFile.empty() ? std::string("; the cost model's built-in constants")
                                    : "; the cost model's constants from LOOM_TUNING_FILE=" + config.tuningFile)
-     << "; without registered buffers or LOOM_CMA=1 (with them, single-copy "
-        "transfers take over \"ring\" from LOOM_DIRECT_MIN_BYTES="
-     << tuning.directMinBytes << ")\n";
+     << "; without registered buffers or LOOM_CMA=1 (with them, the model weighs single-copy transfers "
+        "too)\n";
   for (const Row& row : kRows) printRow(os, row, in, tuning);
   os << "Barrier: " << describe(kBarrierRow, in, tuning, 0) << "\n";
 }
