@@ -1337,10 +1337,11 @@ LOOM_API loomResult_t loomGroupEnd(void);
  * different pid namespaces or under different users), all fail alike with
  * ::loomSystemError and nothing is registered. Once registered, an AllReduce,
  * AllGather or ReduceScatter whose send and receive buffers lie in
- * registered buffers on every rank (and whose size is at least
- * LOOM_DIRECT_MIN_BYTES) copies each byte once, straight between the ranks'
- * buffers, instead of staging it through shared-memory FIFOs. Calls with
- * any other buffers run as before. loomCommDeregister() is collective too: every
+ * registered buffers on every rank may copy each byte once, straight between
+ * the ranks' buffers, instead of staging it through shared-memory FIFOs:
+ * the cost model weighs that against the other schedules at each size (from
+ * LOOM_DIRECT_MIN_BYTES when set). Calls with any other buffers take the
+ * other schedules. loomCommDeregister() is collective too: every
  * rank passes the handle of the same registration. Destroying the
  * communicator drops its registrations.
  *

@@ -20,21 +20,27 @@ int floorLog2(int n) {
   return k;
 }
 
+bool rootedAlgorithm(TunedAlgorithm algorithm) {
+  return algorithm == TunedAlgorithm::kRing || algorithm == TunedAlgorithm::kTree ||
+         algorithm == TunedAlgorithm::kBinomial;
+}
+
 // Broadcast and Reduce along one of the schedule's paths, pipelined by
-// chunks: the first chunk down the path, each step forwarding it whole,
-// then one pass of the busiest rank per further chunk.
-Traffic rootedTraffic(TunedAlgorithm algorithm, const RootedShape& shape, const RootedPath& path, double n,
-                      double chunkBytes) {
+// chunks: the first chunk down (or up) the path, each step passing it on
+// whole, then the busiest rank's passes for every further chunk.
+Traffic rootedTraffic(TunedCollective collective, TunedAlgorithm algorithm, const RootedShape& shape,
+                      const RootedPath& path, double n, double chunkBytes) {
+  const bool reduce = collective == TunedCollective::kReduce;
   const double chunks = std::max(1.0, std::ceil(n / chunkBytes));
   const double chunk = n / chunks;
-  const double passes = (chunks - 1) * shape.busiestCopies;
-  const double copiesPerHop = static_cast<double>(path.hops + path.sends) / path.hops;
-  return {1.0 * path.hops, passes * chunk, false, passes, algorithm != TunedAlgorithm::kRing, chunk * copiesPerHop};
+  const double passes = (chunks - 1) * (reduce ? shape.busiestReducePasses : shape.busiestBroadcastPasses);
+  const double passesPerHop = reduce ? 1.0 : static_cast<double>(path.hops + path.sends) / path.hops;
+  return {1.0 * path.hops, passes * chunk, false, passes, algorithm != TunedAlgorithm::kRing, chunk * passesPerHop};
 }
 
 Traffic barrierTraffic(TunedAlgorithm algorithm, int p) {
   switch (algorithm) {
-    case TunedAlgorithm::kRing: return {2.0 * (p - 1), 0, false};  // around twice
+    case TunedAlgorithm::kRing: return {2.0 * p, 0, false};  // around twice
     case TunedAlgorithm::kAllPairs: return {1, 0, true, 2.0 * (p - 2)};
     case TunedAlgorithm::kDissemination: return {1.0 * ceilLog2(p), 0, true, 0, true};
     default: return {-1, 0, false};
@@ -65,8 +71,8 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         // addresses and one at the end; cross-memory attach also waits
         // between reducing and gathering, and reads each peer by a system
         // call (a further message each).
-        case TunedAlgorithm::kRegistered: return {2, 2 * share * n, true, 4.0 * (p - 2)};
-        case TunedAlgorithm::kDirect: return {3, 2 * share * n, true, 6.0 * (p - 2) + 2.0 * (p - 1)};
+        case TunedAlgorithm::kRegistered: return {2, 2 * share * n, true, 4.0 * (p - 2), false, 0, true};
+        case TunedAlgorithm::kDirect: return {3, 2 * share * n, true, 6.0 * (p - 2) + 2.0 * (p - 1), false, 0, true};
         default: return {-1, 0, false};
       }
     case TunedCollective::kAllGather:
@@ -77,8 +83,8 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         // Slot order to rank order at the end; a folded pair's whole result once more.
         case TunedAlgorithm::kHalvingDoubling:
           return {1.0 * floorLog2(p) + (folded ? 2 : 0), belowShare * n + n + (folded ? n : 0), true, 0, true};
-        case TunedAlgorithm::kRegistered: return {2, share * n, true, 4.0 * (p - 2)};
-        case TunedAlgorithm::kDirect: return {2, share * n, true, 4.0 * (p - 2) + (p - 1)};
+        case TunedAlgorithm::kRegistered: return {2, share * n, true, 4.0 * (p - 2), false, 0, true};
+        case TunedAlgorithm::kDirect: return {2, share * n, true, 4.0 * (p - 2) + (p - 1), false, 0, true};
         default: return {-1, 0, false};
       }
     case TunedCollective::kReduceScatter:
@@ -87,18 +93,18 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
         // The input is copied into slot order first.
         case TunedAlgorithm::kHalvingDoubling:
           return {1.0 * floorLog2(p) + (folded ? 1 : 0), belowShare * n + n + (folded ? n : 0), true, 0, true};
-        case TunedAlgorithm::kRegistered: return {2, share * n, true, 4.0 * (p - 2)};
-        case TunedAlgorithm::kDirect: return {2, share * n, true, 4.0 * (p - 2) + (p - 1)};
+        case TunedAlgorithm::kRegistered: return {2, share * n, true, 4.0 * (p - 2), false, 0, true};
+        case TunedAlgorithm::kDirect: return {2, share * n, true, 4.0 * (p - 2) + (p - 1), false, 0, true};
         default: return {-1, 0, false};
       }
     // chain_broadcast.cc, tree_broadcast.cc, binomial_tree.cc.
     case TunedCollective::kBroadcast:
     case TunedCollective::kReduce: {
       // The path with the most hops; estimateUs weighs every path that may be longest.
-      const RootedShape shape = rootedShape(algorithm, std::max(p, 2));
-      if (shape.paths.empty()) return {-1, 0, false};
+      if (!rootedAlgorithm(algorithm)) return {-1, 0, false};
       if (p == 1) return {0, 0, false};
-      return rootedTraffic(algorithm, shape, shape.paths.front(), n, chunkBytes);
+      const RootedShape shape = rootedShape(algorithm, p);
+      return rootedTraffic(collective, algorithm, shape, shape.paths.front(), n, chunkBytes);
     }
     case TunedCollective::kBarrier: return barrierTraffic(algorithm, p);
     default: return {-1, 0, false};
@@ -146,6 +152,9 @@ const CostConstants& defaultCosts() {
 }
 
 bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm) {
+  // Without walking a tree: rootedShape remembers one rank count per tree.
+  if (collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce)
+    return rootedAlgorithm(algorithm);
   return trafficOf(collective, algorithm, 2, 1).steps >= 0;
 }
 
@@ -163,7 +172,7 @@ double trafficUs(const Traffic& traffic, const TeamShape& shape, const CostConst
   // a logarithmic schedule's distances double, so log2(R) of its log2(P)
   // steps stay within a host of R ranks. The others wait on shared memory.
   double networkSteps = traffic.steps;
-  if (acrossHosts && shape.nranks > shape.hosts && traffic.steps > 1)
+  if (acrossHosts && shape.nranks > shape.hosts && traffic.steps > 1 && !traffic.everyStepCrosses)
     networkSteps *= traffic.logarithmic ? std::log2(shape.hosts) / std::log2(shape.nranks)
                                         : static_cast<double>(shape.hosts) / shape.nranks;
   const double withinSteps = traffic.steps - networkSteps;
@@ -193,7 +202,8 @@ double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const Te
     const RootedShape rooted = rootedShape(algorithm, shape.nranks);
     double longestUs = 0;
     for (const RootedPath& path : rooted.paths)
-      longestUs = std::max(longestUs, trafficUs(rootedTraffic(algorithm, rooted, path, n, chunk), shape, costs, 0, 1));
+      longestUs = std::max(longestUs,
+                           trafficUs(rootedTraffic(collective, algorithm, rooted, path, n, chunk), shape, costs, 0, 1));
     return longestUs;
   }
   if (collective == TunedCollective::kBarrier) return trafficUs(traffic, shape, costs, 0, 1);

@@ -71,7 +71,8 @@ struct TeamShape {
 // sends the path waits through, into the next (stepBytes: those copies per
 // hop); each further chunk waits on one more pass of the busiest rank's
 // copies: those passes are its bytes and its further messages. trafficOf
-// gives the deepest path's; estimateUs takes the longest path.
+// gives the deepest path's; estimateUs takes the longest path. A Reduce
+// passes each chunk once a hop (receive, reduce, send on).
 struct Traffic {
   double steps = -1;
   double bytes = 0;
@@ -81,7 +82,8 @@ struct Traffic {
   // across hosts, log2(H) of its log2(P) steps cross them, where a chain
   // along the ring crosses on H of its P links.
   bool logarithmic = false;
-  double stepBytes = 0;  // what each step forwards whole before the next starts (the rooted schedules' chunk)
+  double stepBytes = 0;           // what each step forwards whole before the next starts (the rooted schedules' chunk)
+  bool everyStepCrosses = false;  // each step is all-pairs: across hosts, every one waits on the network
 };
 Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int nranks, double bytes,
                   double chunkBytes = static_cast<double>(SIZE_MAX));
@@ -105,10 +107,12 @@ double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const Te
 
 // The model's last choice per collective for one team, so that calls of one
 // size back to back do not weigh the schedules again (tens of nanoseconds
-// of an 8-byte call). The choice depends on nothing else that changes: the
-// team's shape, its tuning and its slots are fixed.
+// of an 8-byte call). The choice depends on nothing else that changes but
+// whether buffers are registered: the team's shape, its tuning and its
+// slots are fixed.
 struct RankedMemo {
   size_t bytes[kTunedCollectives];
+  bool registered[kTunedCollectives] = {};  // some buffers were registered (plan.h's registeredWindows)
   TunedAlgorithm algorithm[kTunedCollectives];
   RankedMemo() {
     for (size_t& b : bytes) b = SIZE_MAX;

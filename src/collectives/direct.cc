@@ -87,22 +87,6 @@ Task<> gatherFromAll(const Team& team, BlockOf blockOf, char* out, const WaitCon
 
 }  // namespace
 
-bool directAvailable(const Team& team) {
-  return team.nranks > 1 && team.peerMemory() != nullptr;
-}
-
-Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  co_await directReduceScatter(team, args, wait, co_await swapAddresses(team, args, wait));
-}
-
-Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  co_await directAllGather(team, args, wait, co_await swapAddresses(team, args, wait));
-}
-
-Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait) {
-  co_await directAllReduce(team, args, wait, co_await swapAddresses(team, args, wait));
-}
-
 Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                            const std::vector<PeerBuffers>& peers) {
   const size_t blockBytes = args.count * dtypeSize(args.dtype);

@@ -1,4 +1,4 @@
-// Single-copy algorithms for large messages, where the transport can read
+// Single-copy algorithms (LOOM_CMA=1), where the transport can read
 // peers' buffers (transport/peer_memory.h). Ranks swap buffer addresses
 // through the FIFOs, then each rank reads what it needs from its peers'
 // buffers straight into its own: no byte is staged in a FIFO slot.
@@ -17,16 +17,9 @@
 
 namespace loom {
 
-// Whether the large-message path is open to this team: more than one rank
-// and peers' memory readable by all.
-bool directAvailable(const Team& team);
-
-Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
-Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
-Task<> directReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait);
-
-// The same, once the addresses are swapped (registered.h swaps them first to
-// see whether the buffers are registered, and falls back to these).
+// Once the ranks swapped their buffers' addresses (select.cc swaps them; a
+// registered call whose buffers are not all registered may fall back to
+// these with the same addresses).
 Task<> directAllReduce(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                        const std::vector<PeerBuffers>& peers);
 Task<> directAllGather(const Team& team, const CollectiveArgs& args, const WaitContext& wait,

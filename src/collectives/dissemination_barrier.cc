@@ -2,7 +2,7 @@
 // it on the ring that it has arrived, and waits to hear from the rank 2^k
 // behind. After ceil(log2 P) rounds each rank has heard, directly or
 // through the chain of rounds, from every other: P log P empty messages
-// in all, where the all-pairs barrier sends P(P-1) and the ring needs 2(P-1)
+// in all, where the all-pairs barrier sends P(P-1) and the ring needs 2P
 // hops one after another.
 #include "collectives/collectives.h"
 #include "collectives/primitives.h"

@@ -104,7 +104,8 @@ TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, 
   // One rank has nothing to weigh: every schedule copies its input.
   if (in.shape.nranks == 1) return TunedAlgorithm::kRing;
   const int c = static_cast<int>(collective);
-  if (in.memo != nullptr && in.memo->bytes[c] == bytes) return in.memo->algorithm[c];
+  if (in.memo != nullptr && in.memo->bytes[c] == bytes && in.memo->registered[c] == in.registeredWindows)
+    return in.memo->algorithm[c];
   TunedAlgorithm best = TunedAlgorithm::kRing;
   double bestUs = -1;
   for (TunedAlgorithm algorithm : weighedAlgorithms(collective, in, tuning, bytes)) {
@@ -116,6 +117,7 @@ TunedAlgorithm cheapestRanked(TunedCollective collective, const PlanInputs& in, 
   }
   if (in.memo != nullptr) {
     in.memo->bytes[c] = bytes;
+    in.memo->registered[c] = in.registeredWindows;
     in.memo->algorithm[c] = best;
   }
   return best;

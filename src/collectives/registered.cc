@@ -119,10 +119,6 @@ char* postedScratch(const Team& team) {
 
 }  // namespace
 
-bool registeredWindowsExist(const Team& team) {
-  return team.nranks > 1 && team.windows != nullptr && team.windows->anyMapped();
-}
-
 Task<bool> registeredReduceScatter(const Team& team, const CollectiveArgs& args, const WaitContext& wait,
                                    const std::vector<PeerBuffers>& peers) {
   const size_t elem = dtypeSize(args.dtype);

@@ -31,10 +31,6 @@
 
 namespace loom {
 
-// Whether this communicator has registered windows at all: only then do
-// large collectives swap addresses to look for them.
-bool registeredWindowsExist(const Team& team);
-
 // Given the swapped addresses, runs the call single-copy and returns true if
 // every rank's buffers are registered; else returns false having done
 // nothing (every rank sees the same addresses and windows, so all return

@@ -18,7 +18,8 @@ RootedShape walk(int n, LinksOf linksOf) {
   for (size_t i = 0; i < order.size(); ++i) {
     const int v = order[i];
     const auto links = linksOf(n, v);
-    shape.busiestCopies = std::max(shape.busiestCopies, (v == 0 ? 0 : 1) + links.childCount);
+    shape.busiestBroadcastPasses = std::max(shape.busiestBroadcastPasses, 1 + links.childCount);
+    shape.busiestReducePasses = std::max(shape.busiestReducePasses, std::max(1, links.childCount));
     for (int c = 0; c < links.childCount; ++c) {
       const int child = links.children[c];
       at[static_cast<size_t>(child)] = {at[static_cast<size_t>(v)].hops + 1, at[static_cast<size_t>(v)].sends + c + 1};

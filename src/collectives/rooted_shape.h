@@ -3,12 +3,14 @@
 // tree): how long its paths from the root are, and how much its busiest
 // rank copies.
 //
-// A chunk reaches a rank after every hop of its path (a latency, and the
-// chunk copied out of the parent's slot) and every send the path waits
-// through (the chunk copied into a slot), a parent's sends to its earlier
-// children included. Which path takes longest depends on the latency
-// against the copy, so the shape keeps every path that could: those no
-// other path beats in both hops and sends.
+// A Broadcast's chunk reaches a rank after every hop of its path (a
+// latency, and the chunk copied out of the parent's slot) and every send
+// the path waits through (the chunk copied into a slot), a parent's sends
+// to its earlier children included. Which path takes longest depends on
+// the latency against the copy, so the shape keeps every path that could:
+// those no other path beats in both hops and sends. A Reduce runs the
+// paths backwards, taking the deepest child last, so each hop is one pass
+// (receive, reduce, send on) while the shallower children's wait behind it.
 #pragma once
 
 #include <vector>
@@ -24,10 +26,13 @@ struct RootedPath {
 
 struct RootedShape {
   std::vector<RootedPath> paths;  // most hops first; a handful, at most (log2 n)^2
-  // Per chunk of the call, the most chunks one rank copies: its own in
-  // (off the root) and one out per child. Once the pipeline fills, every
-  // further chunk waits on it.
-  int busiestCopies = 0;
+  // Per chunk of the call, the most passes over a chunk one rank makes;
+  // once the pipeline fills, every further chunk waits on them. Broadcast:
+  // the chunk in (off the root: out of its parent's slot; at the root:
+  // input to output) and one out per child. Reduce: one per child, the
+  // last of which also sends the sum on (recvReduceSend), one at a leaf.
+  int busiestBroadcastPasses = 0;
+  int busiestReducePasses = 0;
 };
 
 // kRing (the chain), kTree or kBinomial on n ranks; empty for the others.

@@ -1,4 +1,4 @@
-// The shape of Loom's trees (Broadcast and Reduce of small messages): a
+// The shape of Loom's binary tree (one of the Broadcast and Reduce trees): a
 // binary tree over the ring order, rooted at the collective's root. Node i
 // of the rotated order (the root is 0) owns the stretch [i, end) of it; its
 // first child takes the first half of the rest, its second child the other

@@ -317,9 +317,9 @@ TEST_P(CollectivesTest, Broadcast) {
   runRanks(mode(), nranks(), checkBroadcast);
 }
 
-// Broadcast and Reduce take a tree (binomial or binary, plan.h) up to
-// LOOM_TREE_MAX_BYTES and the chain above it: each forced over every size
-// class and root.
+// Broadcast and Reduce take the chain or a tree (binomial or binary), as the
+// cost model finds quickest (plan.h): each forced over every size class and
+// root.
 TEST_P(CollectivesTest, TreeBroadcastAndReduceAtEverySize) {
   ScopedEnv force("LOOM_ALGO", "tree");
   runRanks(mode(), nranks(), [](const RankContext& ctx) {

@@ -241,9 +241,11 @@ done
 expect_line '^measured on 3 ranks of this host'
 expect_line '^  AllReduce ring:( [0-9.e+]+){5}$'
 expect_line '^  AllGather bruck:( [0-9.e+]+){5}$'
+expect_line '^  AllReduce registered:( [0-9.e+]+){5}$'
 expect_line "^written to $WORK/cal.tuning"
 grep -Eq '^shm latency_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no shm latency"
 grep -Eq '^tree efficiency [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no tree efficiency"
+grep -Eq '^registered efficiency [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no registered efficiency"
 grep -q '^network latency_us 33$' "$WORK/cal.tuning" || fail "--calibrate lost the file's network latency"
 LOOM_TUNING_FILE="$WORK/cal.tuning" timeout 60 "$TOPO" --plan --ranks 3 >"$WORK/out" 2>&1 || fail "--plan with the calibrated file exited $?"
 expect_line "constants from LOOM_TUNING_FILE=$WORK/cal.tuning"

@@ -284,6 +284,17 @@ TEST(PlanTest, SingleCopyIsWeighedWhereItApplies) {
                                             : planReduceScatter(registered, tuning(), bytes);
       EXPECT_EQ(chosen, leastEstimate(c, registered, tuning(), bytes)) << collectiveName(c) << " of " << bytes;
     }
+  // The team's memo keeps a choice for registered buffers apart from one
+  // without them: registering (or dropping) windows between calls of one
+  // size changes what runs.
+  RankedMemo memo;
+  PlanInputs remembered = layout(1, 8);
+  remembered.memo = &memo;
+  EXPECT_EQ(planAllReduce(remembered, tuning(), 64 * 1024), A::kRing);
+  remembered.registeredWindows = true;
+  EXPECT_EQ(planAllReduce(remembered, tuning(), 64 * 1024), A::kRegistered);
+  remembered.registeredWindows = false;
+  EXPECT_EQ(planAllReduce(remembered, tuning(), 64 * 1024), A::kRing);
   // Across hosts the lanes run flat schedules, registered buffers or not.
   PlanInputs hosts = twoHosts(4, 4);
   hosts.registeredWindows = true;
@@ -405,14 +416,19 @@ TEST(CostModelTest, RootedShapesKeepEveryPathThatMayBeTheLongest) {
   ASSERT_EQ(binomial.paths.size(), 1u);
   EXPECT_EQ(binomial.paths[0].hops, 3);
   EXPECT_EQ(binomial.paths[0].sends, 3);
-  // The busiest rank's copies per chunk: a chain's middle rank takes one
-  // and passes it on; the binary tree's inner rank passes it to two; the
-  // binomial root sends to log2(n) children.
-  EXPECT_EQ(rootedShape(A::kRing, 8).busiestCopies, 2);
-  EXPECT_EQ(binary.busiestCopies, 3);
-  EXPECT_EQ(binomial.busiestCopies, 3);
-  EXPECT_EQ(rootedShape(A::kBinomial, 64).busiestCopies, 6);
-  EXPECT_EQ(rootedShape(A::kTree, 64).busiestCopies, 3);
+  // The busiest rank's passes per chunk. Broadcast: a chain's middle rank
+  // takes it in and passes it on; the binary tree's inner rank passes it
+  // to two; the binomial root copies its input to its output and sends to
+  // log2(n) children. Reduce: one pass per child (at least one).
+  EXPECT_EQ(rootedShape(A::kRing, 8).busiestBroadcastPasses, 2);
+  EXPECT_EQ(rootedShape(A::kRing, 8).busiestReducePasses, 1);
+  EXPECT_EQ(binary.busiestBroadcastPasses, 3);
+  EXPECT_EQ(binary.busiestReducePasses, 2);
+  EXPECT_EQ(binomial.busiestBroadcastPasses, 4);
+  EXPECT_EQ(binomial.busiestReducePasses, 3);
+  EXPECT_EQ(rootedShape(A::kBinomial, 64).busiestBroadcastPasses, 7);
+  EXPECT_EQ(rootedShape(A::kTree, 64).busiestBroadcastPasses, 3);
+  EXPECT_EQ(rootedShape(A::kTree, 64).busiestReducePasses, 2);
   EXPECT_TRUE(rootedShape(A::kHalvingDoubling, 8).paths.empty());
 }
 
@@ -424,14 +440,18 @@ TEST(CostModelTest, PipelinedRootedSchedulesPayTheirBusiestRanksPasses) {
   EXPECT_EQ(chainOne.stepBytes, 2 * 1000);  // out of one slot, into the next
   EXPECT_EQ(chainOne.bytes, 0);
   EXPECT_EQ(chainOne.messages, 0);
-  // 10 chunks: after the first, each waits on the busiest rank's copies:
-  // 2 for the chain, 3 for either tree on 8 ranks.
+  // 10 chunks: after the first, each waits on the busiest rank's passes.
+  // Broadcast on 8 ranks: 2 for the chain, 3 for the binary tree, 4 for the
+  // binomial root. Reduce: 1 for the chain, 2 for the binary tree, whose
+  // every hop is one pass (receive, reduce, send on).
   const double n = 10 * chunk;
   EXPECT_EQ(trafficOf(C::kBroadcast, A::kRing, 8, n, chunk).bytes, 9 * 2 * chunk);
-  EXPECT_EQ(trafficOf(C::kReduce, A::kTree, 8, n, chunk).bytes, 9 * 3 * chunk);
-  EXPECT_EQ(trafficOf(C::kReduce, A::kTree, 8, n, chunk).stepBytes, 2 * chunk);
-  EXPECT_EQ(trafficOf(C::kBroadcast, A::kBinomial, 8, n, chunk).bytes, 9 * 3 * chunk);
-  EXPECT_EQ(trafficOf(C::kBroadcast, A::kBinomial, 8, n, chunk).messages, 9 * 3);
+  EXPECT_EQ(trafficOf(C::kReduce, A::kRing, 8, n, chunk).bytes, 9 * 1 * chunk);
+  EXPECT_EQ(trafficOf(C::kReduce, A::kTree, 8, n, chunk).bytes, 9 * 2 * chunk);
+  EXPECT_EQ(trafficOf(C::kReduce, A::kTree, 8, n, chunk).stepBytes, chunk);
+  EXPECT_EQ(trafficOf(C::kBroadcast, A::kTree, 8, n, chunk).stepBytes, 2 * chunk);
+  EXPECT_EQ(trafficOf(C::kBroadcast, A::kBinomial, 8, n, chunk).bytes, 9 * 4 * chunk);
+  EXPECT_EQ(trafficOf(C::kBroadcast, A::kBinomial, 8, n, chunk).messages, 9 * 4);
   // One chunk: its longest path. The chain's 7 hops of 1000 B copied out
   // and in; the binary tree's longer of 3 hops and 3 sends, 2 hops and 4.
   const CostConstants& costs = defaultCosts();
@@ -441,7 +461,7 @@ TEST(CostModelTest, PipelinedRootedSchedulesPayTheirBusiestRanksPasses) {
   EXPECT_DOUBLE_EQ(estimateUs(C::kBroadcast, A::kTree, layout(1, 8).shape, 1000, costs, 128 * 1024),
                    std::max(3 * latency + 6 * copy, 2 * latency + 6 * copy));
   // Barrier: empty messages.
-  EXPECT_EQ(trafficOf(C::kBarrier, A::kRing, 8, 0).steps, 14);
+  EXPECT_EQ(trafficOf(C::kBarrier, A::kRing, 8, 0).steps, 16);  // the token around twice
   EXPECT_EQ(trafficOf(C::kBarrier, A::kDissemination, 9, 0).steps, 4);
   EXPECT_EQ(trafficOf(C::kBarrier, A::kAllPairs, 8, 0).messages, 12);
   EXPECT_TRUE(modelRanks(C::kBroadcast, A::kBinomial));
