@@ -103,7 +103,7 @@ Traffic trafficOf(TunedCollective collective, TunedAlgorithm algorithm, int p, d
       // The path with the most hops; estimateUs weighs every path that may be longest.
       if (!rootedAlgorithm(algorithm)) return {-1, 0, false};
       if (p == 1) return {0, 0, false};
-      const RootedShape shape = rootedShape(algorithm, p);
+      const RootedShape& shape = rootedShape(algorithm, p);
       return rootedTraffic(collective, algorithm, shape, shape.paths.front(), n, chunkBytes);
     }
     case TunedCollective::kBarrier: return barrierTraffic(algorithm, p);
@@ -193,19 +193,21 @@ double estimateUs(TunedCollective collective, TunedAlgorithm algorithm, const Te
                   const CostConstants& costs, size_t chunkBytes) {
   const double n = static_cast<double>(bytes);
   const double chunk = static_cast<double>(std::max<size_t>(chunkBytes, 1));
-  const Traffic traffic = trafficOf(collective, algorithm, shape.nranks, n, chunk);
-  if (traffic.steps < 0) return -1;
-  if (shape.nranks <= 1) return 0;
   if (collective == TunedCollective::kBroadcast || collective == TunedCollective::kReduce) {
+    if (!rootedAlgorithm(algorithm)) return -1;
+    if (shape.nranks <= 1) return 0;
     // The longest of the paths that may be: the deepest where latency
     // rules, the one through most sends where the copies do.
-    const RootedShape rooted = rootedShape(algorithm, shape.nranks);
+    const RootedShape& rooted = rootedShape(algorithm, shape.nranks);
     double longestUs = 0;
     for (const RootedPath& path : rooted.paths)
       longestUs = std::max(longestUs,
                            trafficUs(rootedTraffic(collective, algorithm, rooted, path, n, chunk), shape, costs, 0, 1));
     return longestUs;
   }
+  const Traffic traffic = trafficOf(collective, algorithm, shape.nranks, n, chunk);
+  if (traffic.steps < 0) return -1;
+  if (shape.nranks <= 1) return 0;
   if (collective == TunedCollective::kBarrier) return trafficUs(traffic, shape, costs, 0, 1);
   const int a = static_cast<int>(algorithm);
   return trafficUs(traffic, shape, costs, costs.stepUs[a], costs.efficiency[a]);

@@ -53,7 +53,8 @@ ChainLinks chainLinks(int n, int index) {
 
 }  // namespace
 
-RootedShape rootedShape(TunedAlgorithm algorithm, int n) {
+const RootedShape& rootedShape(TunedAlgorithm algorithm, int n) {
+  static const RootedShape kNone;
   struct Remembered {
     int n = -1;
     RootedShape shape;
@@ -63,7 +64,7 @@ RootedShape rootedShape(TunedAlgorithm algorithm, int n) {
                            : algorithm == TunedAlgorithm::kTree     ? &binary
                            : algorithm == TunedAlgorithm::kBinomial ? &binomial
                                                                     : nullptr;
-  if (remembered == nullptr || n < 1) return {};
+  if (remembered == nullptr || n < 1) return kNone;
   if (remembered->n != n) {
     remembered->shape = algorithm == TunedAlgorithm::kRing   ? walk(n, chainLinks)
                         : algorithm == TunedAlgorithm::kTree ? walk(n, treeLinks)

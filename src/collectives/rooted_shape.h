@@ -36,7 +36,8 @@ struct RootedShape {
 };
 
 // kRing (the chain), kTree or kBinomial on n ranks; empty for the others.
-// O(n log n), remembered per thread for the last n of each.
-RootedShape rootedShape(TunedAlgorithm algorithm, int n);
+// O(n log n), remembered per thread for the last n of each: the reference
+// holds until this thread asks for the same tree on another n.
+const RootedShape& rootedShape(TunedAlgorithm algorithm, int n);
 
 }  // namespace loom
