@@ -34,8 +34,10 @@ Traffic rootedTraffic(TunedCollective collective, TunedAlgorithm algorithm, cons
   const double chunks = std::max(1.0, std::ceil(n / chunkBytes));
   const double chunk = n / chunks;
   const double passes = (chunks - 1) * (reduce ? shape.busiestReducePasses : shape.busiestBroadcastPasses);
+  const double meanPasses = (chunks - 1) * (reduce ? shape.meanReducePasses : shape.meanBroadcastPasses);
   const double passesPerHop = reduce ? 1.0 : static_cast<double>(path.hops + path.sends) / path.hops;
-  return {1.0 * path.hops, passes * chunk, false, passes, algorithm != TunedAlgorithm::kRing, chunk * passesPerHop};
+  return {1.0 * path.hops, passes * chunk,    false, passes, algorithm != TunedAlgorithm::kRing, chunk * passesPerHop,
+          false,           meanPasses * chunk};
 }
 
 Traffic barrierTraffic(TunedAlgorithm algorithm, int p) {
@@ -125,6 +127,9 @@ CostConstants makeDefaults() {
   // about 10 Gbit/s; every further message is another pass through the
   // kernel on both ends.
   c.network = {15, 1100, 5};
+  // A rank woken on a CPU another rank is running: measured on 2 CPUs, a
+  // ring step took 1.0-1.1 us longer per further rank on a CPU.
+  c.switchUs = 1.1;
   auto set = [&](TunedAlgorithm a, double stepUs, double efficiency) {
     c.stepUs[static_cast<int>(a)] = stepUs;
     c.efficiency[static_cast<int>(a)] = efficiency;
@@ -176,15 +181,22 @@ double trafficUs(const Traffic& traffic, const TeamShape& shape, const CostConst
     networkSteps *= traffic.logarithmic ? std::log2(shape.hosts) / std::log2(shape.nranks)
                                         : static_cast<double>(shape.hosts) / shape.nranks;
   const double withinSteps = traffic.steps - networkSteps;
+  // Ranks that share a CPU run in turns (cost_model.h).
+  const double turns = std::max(1.0, shape.ranksPerCpu);
   const double latencyUs =
       networkSteps * (link.latencyUs + traffic.stepBytes / link.bytesPerUs) +
-      withinSteps * (costs.sharedMemory.latencyUs + traffic.stepBytes / costs.sharedMemory.bytesPerUs);
-  const double bandwidth = link.bytesPerUs / sharers * efficiency;
+      withinSteps * (costs.sharedMemory.latencyUs + traffic.stepBytes / costs.sharedMemory.bytesPerUs) +
+      traffic.steps * (turns - 1) * costs.switchUs;
+  // The busiest rank's bytes through its share of the link, or every
+  // rank's copies through the CPUs they share, whichever takes longer.
+  const double meanBytes = traffic.meanBytes < 0 ? traffic.bytes : traffic.meanBytes;
+  const double bytesUs = std::max(traffic.bytes / (link.bytesPerUs / sharers * efficiency),
+                                  meanBytes * turns / (costs.sharedMemory.bytesPerUs * efficiency));
   // Each step across hosts the host's link carries a message per sharer:
   // the kernel passes of the further ones add up as all-pairs' further
   // messages do.
   const double messages = traffic.messages + networkSteps * (sharers - 1);
-  return latencyUs + traffic.steps * stepUs + messages * link.messageUs + traffic.bytes / bandwidth;
+  return latencyUs + turns * (traffic.steps * stepUs + messages * link.messageUs) + bytesUs;
 }
 
 }  // namespace

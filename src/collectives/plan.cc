@@ -138,7 +138,8 @@ TunedAlgorithm cheapestAcrossHosts(TunedCollective collective, const PlanInputs&
 
 PlanInputs acrossHostsInputs(const PlanInputs& in, int hosts, int lanes) {
   PlanInputs across = in;
-  across.shape = {hosts, hosts, 1, lanes};
+  // Each host runs `lanes` of its ranks' steps at once.
+  across.shape = {hosts, hosts, 1, lanes, in.shape.ranksPerCpu * lanes / in.shape.mostRanksOnAHost};
   across.fewestRanksOnAHost = 1;
   across.twoHostSegmentBytes = 0;
   across.singleCopy = false;  // the lanes' teams run the flat schedules
@@ -159,7 +160,7 @@ bool blocksInFewRounds(const PlanInputs& in) {
 
 PlanInputs planInputsOf(const Team& team) {
   PlanInputs in;
-  in.shape = {team.nranks, team.hosts, team.mostRanksOnAHost};
+  in.shape = {team.nranks, team.hosts, team.mostRanksOnAHost, 1, team.ranksPerCpu};
   in.fewestRanksOnAHost = team.fewestRanksOnAHost;
   in.singleCopy = team.peerMemory() != nullptr;
   in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();

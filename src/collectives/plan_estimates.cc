@@ -13,7 +13,7 @@ namespace loom {
 namespace {
 
 TeamShape fullestHost(const PlanInputs& in) {
-  return {in.shape.mostRanksOnAHost, 1, in.shape.mostRanksOnAHost};
+  return {in.shape.mostRanksOnAHost, 1, in.shape.mostRanksOnAHost, 1, in.shape.ranksPerCpu};
 }
 
 // A composition's step across hosts as it runs: `lanes` teams of one rank
@@ -121,9 +121,9 @@ double inStepsUs(TunedCollective collective, const PlanInputs& in, const Tuning&
   // Every round takes the ring's steps; the fullest host's link carries a
   // block of each of its ranks to each further host: as one ring's whose
   // result holds that host's ranks' blocks from every host.
-  const TeamShape across{in.shape.hosts, in.shape.hosts, 1, 1};
+  const TeamShape across = acrossHostsInputs(in, in.shape.hosts, 1).shape;
   const double stepsUs =
-      estimateUs(collective, TunedAlgorithm::kRing, TeamShape{in.shape.hosts, in.shape.hosts, 1, lanes}, 0, costs);
+      estimateUs(collective, TunedAlgorithm::kRing, acrossHostsInputs(in, in.shape.hosts, lanes).shape, 0, costs);
   const size_t carried = static_cast<size_t>(n * in.shape.mostRanksOnAHost * in.shape.hosts / in.shape.nranks);
   const double carriedUs = estimateUs(collective, TunedAlgorithm::kRing, across, carried, costs) -
                            estimateUs(collective, TunedAlgorithm::kRing, across, 0, costs);

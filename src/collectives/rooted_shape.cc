@@ -20,12 +20,16 @@ RootedShape walk(int n, LinksOf linksOf) {
     const auto links = linksOf(n, v);
     shape.busiestBroadcastPasses = std::max(shape.busiestBroadcastPasses, 1 + links.childCount);
     shape.busiestReducePasses = std::max(shape.busiestReducePasses, std::max(1, links.childCount));
+    shape.meanBroadcastPasses += 1.0 + links.childCount;
+    shape.meanReducePasses += std::max(1, links.childCount);
     for (int c = 0; c < links.childCount; ++c) {
       const int child = links.children[c];
       at[static_cast<size_t>(child)] = {at[static_cast<size_t>(v)].hops + 1, at[static_cast<size_t>(v)].sends + c + 1};
       order.push_back(child);
     }
   }
+  shape.meanBroadcastPasses /= n;
+  shape.meanReducePasses /= n;
   // Most hops first; of those, keep each that sends more than every path
   // with more hops.
   std::sort(at.begin(), at.end(), [](const RootedPath& a, const RootedPath& b) {

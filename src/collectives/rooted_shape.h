@@ -1,7 +1,7 @@
 // What the cost model needs to know of a rooted schedule (Broadcast and
 // Reduce along the chain, tree.h's binary tree or binomial.h's binomial
 // tree): how long its paths from the root are, and how much its busiest
-// rank copies.
+// rank, and every rank on average, copies.
 //
 // A Broadcast's chunk reaches a rank after every hop of its path (a
 // latency, and the chunk copied out of the parent's slot) and every send
@@ -33,6 +33,10 @@ struct RootedShape {
   // last of which also sends the sum on (recvReduceSend), one at a leaf.
   int busiestBroadcastPasses = 0;
   int busiestReducePasses = 0;
+  // The same passes summed over every rank and divided by the ranks: where
+  // ranks share CPUs, each chunk waits on all of them in turn.
+  double meanBroadcastPasses = 0;
+  double meanReducePasses = 0;
 };
 
 // kRing (the chain), kTree or kBinomial on n ranks; empty for the others.

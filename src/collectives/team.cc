@@ -34,6 +34,7 @@ Team Team::subTeam(const std::vector<int>& indices) const {
   sub.slotBytes = connections != nullptr ? connections->slotBytesAmong(sub.members) : slotBytes;
   sub.tuning = tuning;
   sub.windows = windows;
+  sub.ranksPerCpu = ranksPerCpu;
   return sub;
 }
 

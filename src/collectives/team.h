@@ -57,6 +57,9 @@ struct Team {
   // The most and the fewest members on one host; set with `hosts`.
   int mostRanksOnAHost = 1;
   int fewestRanksOnAHost = 1;
+  // Ranks per CPU on the most crowded host (topo::mostRanksPerCpu), set
+  // once the members' places are known; sub-teams share their parent's.
+  double ranksPerCpu = 1;
   // On two hosts: the bytes of one segment of the overlapped AllReduce in
   // steps (hierarchical_pipeline.h), set with `hosts`; 0 elsewhere.
   size_t twoHostSegmentBytes = 0;

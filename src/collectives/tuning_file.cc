@@ -39,7 +39,7 @@ double* algorithmField(CostConstants& costs, TunedAlgorithm algorithm, const std
 }
 
 std::string scopes() {
-  std::string text = "shm, network";
+  std::string text = "shm, network, cpu";
   for (TunedAlgorithm algorithm : kModelled) text += std::string(", ") + algorithmName(algorithm);
   return text;
 }
@@ -81,6 +81,13 @@ CostConstants parseTuning(const std::string& text, const std::string& where) {
           fail(loomInvalidArgument,
                at + ": " + scope + " has no '" + key + "'; a link has latency_us, bytes_per_us and message_us");
       }
+    if (scope == "cpu") {
+      if (key != "switch_us")
+        fail(loomInvalidArgument, at + ": cpu has no '" + key +
+                                      "'; the CPUs have switch_us (a step's wait per further "
+                                      "rank on a CPU)");
+      field = &costs.switchUs;
+    }
     for (TunedAlgorithm algorithm : kModelled)
       if (scope == algorithmName(algorithm)) {
         field = algorithmField(costs, algorithm, key);
@@ -89,8 +96,9 @@ CostConstants parseTuning(const std::string& text, const std::string& where) {
                at + ": " + scope + " has no '" + key + "'; an algorithm has step_us and efficiency");
       }
     if (field == nullptr)
-      fail(loomInvalidArgument,
-           at + ": '" + scope + "' is not a link class or an algorithm the cost model weighs (" + scopes() + ")");
+      fail(loomInvalidArgument, at + ": '" + scope +
+                                    "' is not a link class, the CPUs or an algorithm the cost model weighs (" +
+                                    scopes() + ")");
     errno = 0;
     char* end = nullptr;
     const double parsed = std::strtod(value.c_str(), &end);
@@ -127,6 +135,8 @@ std::string tuningText(const CostConstants& costs, const std::string& header) {
       text += std::string(link.name) + " " + key + " " + value + "\n";
     }
   }
+  std::snprintf(value, sizeof(value), "%.6g", costs.switchUs);
+  text += std::string("cpu switch_us ") + value + "\n";
   for (TunedAlgorithm algorithm : kModelled) {
     const int a = static_cast<int>(algorithm);
     for (auto [key, v] : {std::pair{"step_us", costs.stepUs[a]}, {"efficiency", costs.efficiency[a]}}) {

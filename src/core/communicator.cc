@@ -243,6 +243,7 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities) {
     team_.places[r].numa = placements[r].numa;
   }
   team_.ring = topo::ringOrder(placements);
+  team_.ranksPerCpu = topo::mostRanksPerCpu(placements);
   for (int i = 0; i < team_.nranks; ++i)
     if (team_.ring[i] == team_.rank) team_.ringPosition = i;
   if (team_.rank == 0) {
@@ -252,6 +253,11 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities) {
                       << (hosts.size() > 1 ? std::to_string(crossings.hosts) + " host boundaries, " : "")
                       << crossings.packages << " socket boundaries and " << crossings.numas
                       << " NUMA boundaries inside a socket");
+    if (team_.ranksPerCpu > 1)
+      LOOM_INFO("INIT", team_.rank,
+                "up to " << team_.ranksPerCpu
+                         << " ranks per CPU on a host (the CPUs their bindings cover): they run in turns, and the "
+                            "cost model counts their turns");
   }
   const topo::RankPlacement& me = placements[team_.rank];
   for (int peer = 0; peer < team_.nranks; ++peer) {

@@ -1,5 +1,7 @@
 // A rank's placement: its CPU binding, and the socket, NUMA node and NIC
 // that binding implies on the topology.
+#include "topology/placement.h"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -10,7 +12,6 @@
 
 #include "base/error.h"
 #include "topology/paths.h"
-#include "topology/placement.h"
 
 namespace loom::topo {
 
@@ -89,6 +90,26 @@ RankPlacement placementOfCpu(const Topology& topology, int cpu, const std::strin
 
 RankPlacement placementOfCpu(const Topology& topology, const PathFinder& paths, int cpu, const std::string& host) {
   return placementOf(topology, paths, cpu >= 0 ? std::vector<int>{cpu} : std::vector<int>{}, host);
+}
+
+double mostRanksPerCpu(const std::vector<RankPlacement>& ranks) {
+  struct HostCpus {
+    uint64_t mask[kMaskCpus / 64] = {};
+    int ranks = 0;
+  };
+  std::map<std::string, HostCpus> hosts;
+  for (const RankPlacement& p : ranks) {
+    HostCpus& host = hosts[std::string(p.host, strnlen(p.host, sizeof(p.host)))];
+    ++host.ranks;
+    for (int word = 0; word < kMaskCpus / 64; ++word) host.mask[word] |= p.cpuMask[word];
+  }
+  double most = 1;
+  for (const auto& [name, host] : hosts) {
+    int cpus = 0;
+    for (uint64_t word : host.mask) cpus += __builtin_popcountll(word);
+    if (cpus > 0) most = std::max(most, static_cast<double>(host.ranks) / cpus);
+  }
+  return most;
 }
 
 std::vector<RankPlacement> simulatePlacements(const Topology& topology, int n, const std::string& mapBy) {

@@ -16,22 +16,25 @@ class PathFinder;  // topology/paths.h
 
 // What one rank tells the others at init (fixed-size, trivially copyable so it can be exchanged as bytes).
 struct RankPlacement {
-  char host[64];      // hostname, NUL-terminated
-  int32_t package;    // socket of the rank's CPU binding; -1 when it spans several
-  int32_t numa;       // NUMA node (OS index) of the binding; -1 when it spans several
-  int32_t firstCpu;   // lowest CPU of the binding
-  int32_t cpuCount;   // CPUs in the binding
+  char host[64];         // hostname, NUL-terminated
+  int32_t package;       // socket of the rank's CPU binding; -1 when it spans several
+  int32_t numa;          // NUMA node (OS index) of the binding; -1 when it spans several
+  int32_t firstCpu;      // lowest CPU of the binding
+  int32_t cpuCount;      // CPUs in the binding
   uint64_t cpuMask[16];  // the binding, CPUs 0..1023
-  char nic[32];       // the NIC nearest the rank's NUMA node ("mlx5_0"); "" if none
+  char nic[32];          // the NIC nearest the rank's NUMA node ("mlx5_0"); "" if none
 };
 
 // This process's placement from its current CPU binding on `topology` (host = hostname).
 RankPlacement ownPlacement(const class Topology& topology);
 
-// Ring order over all ranks (a permutation of 0..n-1, starting with rank 0) crossing host, then package, then NUMA boundaries as few times as possible, keeping rank order inside a group.
+// Ring order over all ranks (a permutation of 0..n-1, starting with rank 0) crossing host, then package, then NUMA
+// boundaries as few times as possible, keeping rank order inside a group.
 std::vector<int> ringOrder(const std::vector<RankPlacement>& ranks);
 
-// Load the machine's topology: from `topoFile` if non-empty (NCCL XML or hwloc XML, detected by content) else by hwloc detection; if `dumpFile` non-empty write the result there as NCCL XML. Throws loom::Error with file:line on bad files.
+// Load the machine's topology: from `topoFile` if non-empty (NCCL XML or hwloc XML, detected by content) else by hwloc
+// detection; if `dumpFile` non-empty write the result there as NCCL XML. Throws loom::Error with file:line on bad
+// files.
 std::unique_ptr<Topology> loadTopology(const std::string& topoFile, const std::string& dumpFile);
 
 // --- helpers for the communicator and loom-topo ---
@@ -47,6 +50,10 @@ struct RingCrossings {
   int hosts = 0, packages = 0, numas = 0;
 };
 RingCrossings countCrossings(const std::vector<RankPlacement>& ranks, const std::vector<int>& ring);
+
+// Ranks per CPU on the most crowded host: each host's ranks over the CPUs
+// their bindings cover together. 1 where no host's bindings are known.
+double mostRanksPerCpu(const std::vector<RankPlacement>& ranks);
 
 // Placement of a rank bound to one CPU of `topology`; for many ranks, pass
 // one PathFinder on `topology` (its nearest-NIC search is the cost).

@@ -470,6 +470,71 @@ TEST(CostModelTest, PipelinedRootedSchedulesPayTheirBusiestRanksPasses) {
   EXPECT_FALSE(modelRanks(C::kBarrier, A::kTree));
 }
 
+TEST(CostModelTest, RanksThatShareACpuRunInTurns) {
+  const CostConstants& k = defaultCosts();
+  PlanInputs crowded = layout(1, 8);
+  crowded.shape.ranksPerCpu = 4;  // 8 ranks on 2 CPUs
+  // The ring AllReduce: each of its 14 steps waits 3 switches, and its
+  // copies share the CPUs: a quarter of one CPU's stream each.
+  const double n = 1 << 20;
+  EXPECT_DOUBLE_EQ(us(C::kAllReduce, A::kRing, crowded, 1 << 20),
+                   14 * (k.sharedMemory.latencyUs + 3 * k.switchUs) + 2 * 7.0 / 8 * n * 4 / k.sharedMemory.bytesPerUs);
+  // A CPU per rank, or more: no turns.
+  PlanInputs roomy = layout(1, 8);
+  roomy.shape.ranksPerCpu = 0.5;
+  EXPECT_DOUBLE_EQ(us(C::kAllReduce, A::kRing, roomy, 1 << 20), us(C::kAllReduce, A::kRing, layout(1, 8), 1 << 20));
+  // A step's own costs and further messages take turns too: all-pairs' 12
+  // further messages and its step, 4 times.
+  const int pairs = static_cast<int>(A::kAllPairs);
+  const double allPairsUs = us(C::kAllReduce, A::kAllPairs, crowded, 8);
+  EXPECT_NEAR(allPairsUs,
+              k.sharedMemory.latencyUs + 3 * k.switchUs + 4 * (k.stepUs[pairs] + 12 * k.sharedMemory.messageUs) +
+                  7 * 8 * 4 / (k.sharedMemory.bytesPerUs * k.efficiency[pairs]),
+              1e-9);
+
+  // Broadcast and Reduce: every rank's passes over each chunk wait on the
+  // others'. A Broadcast's every rank takes the chunk in once and every
+  // edge sends it once, in any tree: on shared CPUs the chain and both
+  // trees' copies take as long, and they differ by their first chunk's
+  // paths and their busiest rank's messages (2 a chunk in the chain, 3 in
+  // the binary tree). The trees' are the shorter at every size (measured:
+  // the binary tree won on 8 ranks of 2 CPUs up to 32 MiB).
+  const size_t chunk = 128 * 1024, large = size_t{64} << 20;
+  for (A a : {A::kRing, A::kTree, A::kBinomial}) {
+    EXPECT_DOUBLE_EQ(rootedShape(a, 8).meanBroadcastPasses, 15.0 / 8) << algorithmName(a);
+    const Traffic broadcast = trafficOf(C::kBroadcast, a, 8, 10.0 * chunk, chunk);
+    EXPECT_DOUBLE_EQ(broadcast.meanBytes, 9 * 15.0 / 8 * chunk) << algorithmName(a);
+  }
+  const double chainFirstUs = estimateUs(C::kBroadcast, A::kRing, crowded.shape, chunk, k, chunk);
+  const double treeFirstUs = estimateUs(C::kBroadcast, A::kTree, crowded.shape, chunk, k, chunk);
+  EXPECT_NEAR(estimateUs(C::kBroadcast, A::kRing, crowded.shape, large, k, chunk) -
+                  estimateUs(C::kBroadcast, A::kTree, crowded.shape, large, k, chunk),
+              chainFirstUs - treeFirstUs - (large / chunk - 1) * (3 - 2) * k.sharedMemory.messageUs * 4,
+              1e-6 * chainFirstUs);
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, crowded, tuning(), large), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(1, 8), tuning(), large), A::kRing);
+  // A Reduce's chain passes each chunk once a rank; a tree's rank with two
+  // children twice, so on shared CPUs the chain does less in all.
+  EXPECT_DOUBLE_EQ(rootedShape(A::kRing, 8).meanReducePasses, 1);
+  EXPECT_DOUBLE_EQ(rootedShape(A::kTree, 8).meanReducePasses, 11.0 / 8);
+  EXPECT_DOUBLE_EQ(rootedShape(A::kBinomial, 8).meanReducePasses, 11.0 / 8);
+  EXPECT_EQ(planBroadcastOrReduce(C::kReduce, crowded, tuning(), large), A::kRing);
+
+  // The steps across hosts: each host runs its lanes at once, so the turns
+  // are the lanes' share of the host's ranks.
+  PlanInputs twoCrowded = layout(2, 8);
+  twoCrowded.shape.ranksPerCpu = 4;
+  EXPECT_DOUBLE_EQ(acrossHostsInputs(twoCrowded, 2, 2).shape.ranksPerCpu, 1);
+  EXPECT_DOUBLE_EQ(acrossHostsInputs(twoCrowded, 2, 8).shape.ranksPerCpu, 4);
+  // At every size the least estimate runs, crowded as uncrowded.
+  for (size_t bytes = 8; bytes < (size_t{256} << 20); bytes = bytes * 3 / 2 + 4) {
+    EXPECT_EQ(planAllReduce(crowded, tuning(), bytes), leastEstimate(C::kAllReduce, crowded, tuning(), bytes));
+    EXPECT_EQ(planAllReduce(twoCrowded, tuning(), bytes), leastEstimate(C::kAllReduce, twoCrowded, tuning(), bytes));
+    for (C c : {C::kBroadcast, C::kReduce})
+      EXPECT_EQ(planBroadcastOrReduce(c, crowded, tuning(), bytes), leastEstimate(c, crowded, tuning(), bytes));
+  }
+}
+
 TEST(PlanTest, BroadcastReduceAndBarrierTakeTheLeastEstimate) {
   const PlanInputs in = layout(1, 8);
   // Within a host, small calls take a tree (on 8 ranks both trees' longest

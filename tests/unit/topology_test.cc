@@ -7,24 +7,29 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "base/error.h"
+#include "support/topology_text.h"
 #include "topology/hwloc_import.h"
 #include "topology/nccl_xml.h"
 #include "topology/paths.h"
 #include "topology/pci.h"
 #include "topology/placement.h"
 #include "topology/topology_file.h"
-#include "support/topology_text.h"
 
 namespace loom::topo {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(LOOM_TEST_DATA_DIR) + "/topologies/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(LOOM_TEST_DATA_DIR) + "/topologies/" + name;
+}
 
-std::unique_ptr<Topology> load(const std::string& name) { return readTopologyFile(fixture(name), nullptr); }
+std::unique_ptr<Topology> load(const std::string& name) {
+  return readTopologyFile(fixture(name), nullptr);
+}
 
 int bus(const Topology& t, const std::string& busId) {
   int id = t.findBusId(busId);
@@ -163,7 +168,7 @@ TEST(TopologyMachines, Ndv4FourNumaNodes) {
   EXPECT_EQ(t->nodes[t->rootCpu(bus(*t, "0001:00:00.0"))].numa, 1);
   EXPECT_EQ(cls(*t, "0003:00:00.0", "0004:00:00.0"), "PIX");
   EXPECT_EQ(cls(*t, "0003:00:00.0", "0001:00:00.0"), "SYS");
-  EXPECT_EQ(cls(*t, "0003:00:00.0", "0103:00:00.0"), "PIX");  // its IB HCA (class 0x020700)
+  EXPECT_EQ(cls(*t, "0003:00:00.0", "0103:00:00.0"), "PIX");    // its IB HCA (class 0x020700)
   EXPECT_EQ(t->nodes[t->gpus()[0]].pci.busId, "0001:00:00.0");  // CUDA order is bus order
 }
 
@@ -239,14 +244,42 @@ TEST(TopologyRings, HostsFirstAndRankZeroLeads) {
     p.numa = numa;
     return p;
   };
-  std::vector<RankPlacement> r = {make("b", 0, 0), make("a", 1, 1), make("b", 1, 1), make("a", 0, 0),
-                                  make("b", 0, 0), make("a", 1, 1)};
+  std::vector<RankPlacement> r = {make("b", 0, 0), make("a", 1, 1), make("b", 1, 1),
+                                  make("a", 0, 0), make("b", 0, 0), make("a", 1, 1)};
   EXPECT_EQ(ringOrder(r), (std::vector<int>{0, 4, 2, 1, 5, 3}));
   EXPECT_EQ(countCrossings(r, ringOrder(r)).hosts, 2);
   EXPECT_EQ(ringOrder({}), std::vector<int>{});
   EXPECT_EQ(locality(r[0], r[4]), Locality::kSameNuma);
   EXPECT_EQ(locality(r[0], r[2]), Locality::kSameHost);
   EXPECT_EQ(locality(r[0], r[1]), Locality::kOtherHost);
+}
+
+// The cost model's CPU sharers: each host's ranks over the CPUs their
+// bindings cover together, the most crowded host's.
+TEST(TopologyRings, RanksPerCpuCountsTheCpusEachHostsBindingsCover) {
+  auto bound = [](const char* host, std::initializer_list<int> cpus) {
+    RankPlacement p{};
+    std::snprintf(p.host, sizeof(p.host), "%s", host);
+    for (int c : cpus) p.cpuMask[c / 64] |= uint64_t{1} << (c % 64);
+    return p;
+  };
+  // Host a: 3 ranks on CPUs 0-1 (two of them both on CPU 0); host b: 2 on
+  // CPUs 64 and 700.
+  EXPECT_DOUBLE_EQ(
+      mostRanksPerCpu({bound("a", {0}), bound("a", {0}), bound("a", {1}), bound("b", {64}), bound("b", {700})}), 1.5);
+  EXPECT_DOUBLE_EQ(mostRanksPerCpu({bound("a", {0, 1, 2, 3}), bound("a", {0, 1, 2, 3})}), 1);  // fewer than CPUs
+  EXPECT_DOUBLE_EQ(mostRanksPerCpu({bound("a", {}), bound("a", {})}), 1);                      // bindings unknown
+  EXPECT_DOUBLE_EQ(mostRanksPerCpu({}), 1);
+  // mpirun's --map-by core on a machine's files: a rank per core until the
+  // cores run out, then the ranks share them.
+  auto t = load("aws-g4dn-metal-8xT4-pcie.hwloc.xml");
+  std::set<std::pair<int, int>> cores;
+  for (const Pu& pu : t->pus) cores.insert({pu.package, pu.core});
+  const int n = static_cast<int>(cores.size());
+  ASSERT_EQ(n, 48);
+  EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, 8, "core")), 1);
+  EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, n, "socket")), 1);
+  EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, 2 * n, "core")), 2);
 }
 
 TEST(TopologyRings, OwnPlacementFollowsTheBinding) {
@@ -272,13 +305,12 @@ TEST(TopologyRings, OwnPlacementFollowsTheBinding) {
 // --- dump and load -------------------------------------------------------
 
 TEST(TopologyFiles, DumpLoadDumpIsStableForEveryFixture) {
-  for (const char* name :
-       {"nvidia-dgx2-16xV100-nvswitch.hwloc.xml", "llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml",
-        "aws-g4dn-metal-8xT4-pcie.hwloc.xml", "hgx-a100-8gpu-nvswitch-cx6.nccl-topo.xml",
-        "aws-p4d-24xlarge-8xA100.nccl-topo.xml", "azure-ndv4-8xA100.nccl-topo.xml",
-        "dual-epyc-naples-8numa-cpuonly.hwloc1.xml", "aws-g5-48xlarge-8xA10G.nccl-topo.xml",
-        "hgx-h100-8gpu-nvswitch-vm.nccl-topo.xml", "aws-p5-48xlarge-8xH100-32efa.nccl-topo.xml",
-        "azure-ndv5-8xH100.nccl-topo.xml", "azure-ndv2-8xV100.nccl-topo.xml"}) {
+  for (const char* name : {"nvidia-dgx2-16xV100-nvswitch.hwloc.xml", "llnl-pascal-2xP100-pcie-switch-mlx5.hwloc.xml",
+                           "aws-g4dn-metal-8xT4-pcie.hwloc.xml", "hgx-a100-8gpu-nvswitch-cx6.nccl-topo.xml",
+                           "aws-p4d-24xlarge-8xA100.nccl-topo.xml", "azure-ndv4-8xA100.nccl-topo.xml",
+                           "dual-epyc-naples-8numa-cpuonly.hwloc1.xml", "aws-g5-48xlarge-8xA10G.nccl-topo.xml",
+                           "hgx-h100-8gpu-nvswitch-vm.nccl-topo.xml", "aws-p5-48xlarge-8xH100-32efa.nccl-topo.xml",
+                           "azure-ndv5-8xH100.nccl-topo.xml", "azure-ndv2-8xV100.nccl-topo.xml"}) {
     auto t = load(name);
     std::string first = ncclXml(*t);
     std::string p = writeTemp("roundtrip.xml", first);
@@ -355,20 +387,23 @@ TEST(TopologyFiles, BadBusId) {
 
 TEST(TopologyFiles, ContradictionsAreRejected) {
   const std::string head = "<system version=\"1\">\n  <cpu numaid=\"0\" affinity=\"0000000f\">\n";
-  std::string msg = errorOf("dup.xml", head + "    <pci busid=\"0000:01:00.0\"/>\n    <pci busid=\"0000:01:00.0\"/>\n"
-                                              "  </cpu>\n</system>\n");
+  std::string msg = errorOf("dup.xml", head +
+                                           "    <pci busid=\"0000:01:00.0\"/>\n    <pci busid=\"0000:01:00.0\"/>\n"
+                                           "  </cpu>\n</system>\n");
   EXPECT_NE(msg.find("dup.xml:4:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("already used on line 3"), std::string::npos) << msg;
   msg = errorOf("overlap.xml", head + "  </cpu>\n  <cpu numaid=\"1\" affinity=\"00000018\"/>\n</system>\n");
   EXPECT_NE(msg.find("overlap.xml:4:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("CPU 3"), std::string::npos) << msg;
-  msg = errorOf("gpuonbridge.xml", head + "    <pci busid=\"0000:01:00.0\" class=\"0x060400\">\n      <gpu dev=\"0\"/>\n"
-                                          "    </pci>\n  </cpu>\n</system>\n");
+  msg = errorOf("gpuonbridge.xml", head +
+                                       "    <pci busid=\"0000:01:00.0\" class=\"0x060400\">\n      <gpu dev=\"0\"/>\n"
+                                       "    </pci>\n  </cpu>\n</system>\n");
   EXPECT_NE(msg.find("gpuonbridge.xml:3:"), std::string::npos) << msg;
-  msg = errorOf("nvlink.xml", head + "    <pci busid=\"0000:01:00.0\" class=\"0x030200\">\n      <gpu dev=\"0\">\n"
-                                     "        <nvlink target=\"0000:02:00.0\" count=\"4\" tclass=\"0x030200\"/>\n"
-                                     "      </gpu>\n    </pci>\n    <pci busid=\"0000:02:00.0\" class=\"0x020000\"/>\n"
-                                     "  </cpu>\n</system>\n");
+  msg = errorOf("nvlink.xml", head +
+                                  "    <pci busid=\"0000:01:00.0\" class=\"0x030200\">\n      <gpu dev=\"0\">\n"
+                                  "        <nvlink target=\"0000:02:00.0\" count=\"4\" tclass=\"0x030200\"/>\n"
+                                  "      </gpu>\n    </pci>\n    <pci busid=\"0000:02:00.0\" class=\"0x020000\"/>\n"
+                                  "  </cpu>\n</system>\n");
   EXPECT_NE(msg.find("nvlink.xml:5: <nvlink> target 0000:02:00.0 is a NIC, not a GPU or NVSwitch"), std::string::npos)
       << msg;
   msg = errorOf("numaid.xml", head + "  </cpu>\n  <cpu numaid=\"0\"/>\n</system>\n");

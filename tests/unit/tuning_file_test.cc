@@ -33,6 +33,7 @@ TEST(TuningFileTest, WhatIsWrittenReadsBackAsTheSameConstants) {
   costs.network = {40, 300, 9};
   costs.stepUs[static_cast<int>(A::kTree)] = 7.75;
   costs.efficiency[static_cast<int>(A::kBruck)] = 1.5;
+  costs.switchUs = 2.5;
   const std::string text = tuningText(costs, "two lines\nof header");
   EXPECT_EQ(text.rfind("# two lines\n# of header\n", 0), 0u) << text;
   const CostConstants back = parseTuning(text, "t.tuning");
@@ -43,6 +44,8 @@ TEST(TuningFileTest, WhatIsWrittenReadsBackAsTheSameConstants) {
   EXPECT_EQ(back.network.bytesPerUs, 300);
   EXPECT_EQ(back.stepUs[static_cast<int>(A::kTree)], 7.75);
   EXPECT_EQ(back.efficiency[static_cast<int>(A::kBruck)], 1.5);
+  EXPECT_EQ(back.switchUs, 2.5);
+  EXPECT_NE(text.find("\ncpu switch_us 2.5\n"), std::string::npos) << text;
   EXPECT_EQ(tuningText(back, ""), tuningText(costs, ""));
   EXPECT_EQ(tuningFingerprint(back), tuningFingerprint(costs));
 }
@@ -52,6 +55,9 @@ TEST(TuningFileTest, WhatAFileLeavesOutKeepsItsBuiltInValue) {
   EXPECT_EQ(costs.sharedMemory.latencyUs, 9);
   EXPECT_EQ(costs.sharedMemory.bytesPerUs, defaultCosts().sharedMemory.bytesPerUs);
   EXPECT_EQ(costs.network.latencyUs, defaultCosts().network.latencyUs);
+  EXPECT_EQ(costs.switchUs, defaultCosts().switchUs);
+  // Ranks that share a CPU may switch for nothing.
+  EXPECT_EQ(parseTuning("cpu switch_us 0\n", "t.tuning").switchUs, 0);
   EXPECT_EQ(tuningFingerprint(defaultCosts()), "builtin");
   EXPECT_EQ(tuningFingerprint(parseTuning("", "t.tuning")), "builtin");
   EXPECT_NE(tuningFingerprint(costs), "builtin");
@@ -60,8 +66,14 @@ TEST(TuningFileTest, WhatAFileLeavesOutKeepsItsBuiltInValue) {
 
 TEST(TuningFileTest, MalformedLinesAreRefusedNamingTheFileLineAndWhat) {
   std::string sentence = refusal("shm latency_us 1\nfabric latency_us 2\n");
-  EXPECT_NE(sentence.find("t.tuning:2: 'fabric' is not a link class or an algorithm"), std::string::npos) << sentence;
-  EXPECT_NE(sentence.find("shm, network, ring, tree, halvingdoubling, bruck, allpairs"), std::string::npos) << sentence;
+  EXPECT_NE(sentence.find("t.tuning:2: 'fabric' is not a link class, the CPUs or an algorithm"), std::string::npos)
+      << sentence;
+  EXPECT_NE(sentence.find("shm, network, cpu, ring, tree, halvingdoubling, bruck, allpairs"), std::string::npos)
+      << sentence;
+  sentence = refusal("cpu latency_us 1\n");
+  EXPECT_NE(sentence.find("t.tuning:1: cpu has no 'latency_us'; the CPUs have switch_us"), std::string::npos)
+      << sentence;
+  EXPECT_NE(refusal("cpu switch_us -2\n").find("switch_us must be a number from 0 up"), std::string::npos);
   sentence = refusal("shm latency 1\n");
   EXPECT_NE(sentence.find("t.tuning:1: shm has no 'latency'; a link has latency_us, bytes_per_us and message_us"),
             std::string::npos)

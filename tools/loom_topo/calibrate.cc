@@ -1,6 +1,7 @@
 #include "loom_topo/calibrate.h"
 
 #include <loom/loom.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,9 +88,10 @@ class RegisteredBuffers {
   void* handles_[2] = {};
 };
 
-[[noreturn]] void runRank(int rank, int ranks, const std::vector<loomUniqueId>& ids, int reportFd) {
+// Runs the first `settings` of kSettings.
+[[noreturn]] void runRank(int rank, int ranks, const std::vector<loomUniqueId>& ids, int settings, int reportFd) {
   std::vector<float> send(kSizes[kSizeCount - 1] / sizeof(float) + 1, 1.0f), recv(send.size() * 2);  // the largest
-  for (int s = 0; s < kSettingCount; ++s) {
+  for (int s = 0; s < settings; ++s) {
     setenv("LOOM_ALGO", kSettings[s].algo, 1);
     loomComm_t comm = nullptr;
     loomConfig_t config = LOOM_CONFIG_INITIALIZER;
@@ -121,6 +123,60 @@ class RegisteredBuffers {
     loomCommDestroy(comm);
   }
   std::_Exit(0);
+}
+
+// Microseconds per call of each setting, collective and size.
+struct Measured {
+  double us[kSettingCount][2][kSizeCount] = {};
+};
+
+// The first `settings` of kSettings on `ranks` forked ranks of this host.
+Measured measure(int ranks, int settings) {
+  std::vector<loomUniqueId> ids(static_cast<size_t>(settings));
+  for (loomUniqueId& id : ids)
+    if (loomGetUniqueId(&id) != loomSuccess)
+      fail(loomSystemError, std::string("cannot start a rendezvous: ") + loomGetLastError());
+  int pipeFds[2];
+  if (pipe(pipeFds) != 0) fail(loomSystemError, std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  std::vector<pid_t> children;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const pid_t pid = fork();
+    if (pid < 0) fail(loomSystemError, std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      close(pipeFds[0]);
+      runRank(rank, ranks, ids, settings, pipeFds[1]);
+    }
+    children.push_back(pid);
+  }
+  close(pipeFds[1]);
+  Measured measured;
+  for (Sample sample; read(pipeFds[0], &sample, sizeof(sample)) == sizeof(sample);)
+    if (sample.setting >= 0 && sample.setting < settings && sample.collective >= 0 && sample.collective < 2 &&
+        sample.size >= 0 && sample.size < kSizeCount)
+      measured.us[sample.setting][sample.collective][sample.size] = sample.us;
+  close(pipeFds[0]);
+  bool failed = false;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  }
+  if (failed) fail(loomSystemError, "a calibration rank failed (its sentence is above)");
+  return measured;
+}
+
+// The CPUs this process, and so every rank it forks, may run on.
+int cpusToRunOn() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+// A step of the ring AllReduce at 8 B on `ranks`.
+double ringStepUs(const Measured& measured, int ranks) {
+  return measured.us[0][0][0] / trafficOf(C::kAllReduce, A::kRing, ranks, 8).steps;
 }
 
 std::string shortNumber(double v) {
@@ -203,60 +259,34 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   const bool networkBuiltIn = std::memcmp(&costs.network, &defaultCosts().network, sizeof(LinkCosts)) == 0;
   // What the ranks measure must be the built-in algorithms, not a file's choice.
   unsetenv("LOOM_TUNING_FILE");
-  std::vector<loomUniqueId> ids(kSettingCount);
-  for (loomUniqueId& id : ids)
-    if (loomGetUniqueId(&id) != loomSuccess)
-      fail(loomSystemError, std::string("cannot start a rendezvous: ") + loomGetLastError());
-  int pipeFds[2];
-  if (pipe(pipeFds) != 0) fail(loomSystemError, std::string("pipe: ") + std::strerror(errno));
-  std::fflush(nullptr);
-  std::vector<pid_t> children;
-  for (int rank = 0; rank < ranks; ++rank) {
-    const pid_t pid = fork();
-    if (pid < 0) fail(loomSystemError, std::string("fork: ") + std::strerror(errno));
-    if (pid == 0) {
-      close(pipeFds[0]);
-      runRank(rank, ranks, ids, pipeFds[1]);
-    }
-    children.push_back(pid);
-  }
-  close(pipeFds[1]);
-  double us[kSettingCount][2][kSizeCount] = {};
-  for (Sample sample; read(pipeFds[0], &sample, sizeof(sample)) == sizeof(sample);)
-    if (sample.setting >= 0 && sample.setting < kSettingCount && sample.collective >= 0 && sample.collective < 2 &&
-        sample.size >= 0 && sample.size < kSizeCount)
-      us[sample.setting][sample.collective][sample.size] = sample.us;
-  close(pipeFds[0]);
-  bool failed = false;
-  for (pid_t pid : children) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-  }
-  if (failed) fail(loomSystemError, "a calibration rank failed (its sentence is above)");
-
-  report << "measured on " << ranks << " ranks of this host, microseconds per call (median of 3):\n";
+  // More ranks than CPUs run in turns (cost_model.h): what a rank streams
+  // and a step's own costs are fitted as they run, then given per CPU.
+  const int cpus = cpusToRunOn();
+  const double turns = std::max(1.0, static_cast<double>(ranks) / cpus);
+  const Measured measured = measure(ranks, kSettingCount);
+  const auto& us = measured.us;
+  report << "measured on " << ranks << " ranks of this host's " << cpus
+         << " CPUs, microseconds per call (median of 3):\n";
   // The ring AllReduce gives the link: latency from 8 B, bandwidth from the rest.
-  const Traffic ringSmall = trafficOf(C::kAllReduce, A::kRing, ranks, 8);
   LinkCosts& shm = costs.sharedMemory;
-  shm.latencyUs = us[0][0][0] / ringSmall.steps;
+  const double latencyUs = ringStepUs(measured, ranks);  // as it runs: with the switches
   auto fitAlgorithm = [&](int setting, int collective, A algorithm) {
     const C c = collective == 0 ? C::kAllReduce : C::kAllGather;
     const Traffic latency = trafficOf(c, algorithm, ranks, 8);
     const double steps = latency.steps;
     // Its further messages (all-pairs') cost the built-in messageUs each.
-    const double messagesUs = latency.messages * shm.messageUs;
+    const double messagesUs = latency.messages * shm.messageUs * turns;
     std::string line = std::string("  ") + collectiveName(c) + " " + algorithmName(algorithm) + ":";
     for (int size = 0; size < kSizeCount; ++size) line += " " + shortNumber(us[setting][collective][size]);
     report << line << "\n";
-    const double stepUs = std::max(0.0, (us[setting][collective][0] - messagesUs) / steps - shm.latencyUs);
+    const double stepUs = std::max(0.0, (us[setting][collective][0] - messagesUs) / steps - latencyUs);
     std::vector<double> bytes, times;
     for (int size = 1; size < kSizeCount; ++size) {
       bytes.push_back(trafficOf(c, algorithm, ranks, static_cast<double>(kSettings[setting].sizes[size])).bytes);
       times.push_back(us[setting][collective][size]);
     }
-    const double slope = fitSlope(bytes, times, steps * (shm.latencyUs + stepUs) + messagesUs);
-    return std::pair{stepUs, slope};
+    const double slope = fitSlope(bytes, times, steps * (latencyUs + stepUs) + messagesUs);
+    return std::pair{stepUs / turns, slope};
   };
   // The ring's slope is the link's bandwidth (a plain variable: a lambda
   // may not capture a structured binding before C++20).
@@ -264,7 +294,14 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   if (!(ringSlope > 0))
     fail(loomSystemError,
          "the ring's time did not grow with its size: the machine was too busy to measure; run it again");
-  shm.bytesPerUs = 1 / ringSlope;
+  shm.bytesPerUs = turns / ringSlope;
+  // The switches: a step's time against the ring's on a CPU per rank.
+  if (turns > 1 && cpus >= 2) {
+    const double aloneUs = ringStepUs(measure(cpus, 1), cpus);
+    report << "  AllReduce ring on " << cpus << " ranks: " << shortNumber(aloneUs) << " us per step\n";
+    costs.switchUs = std::max(0.0, (latencyUs - aloneUs) / (turns - 1));
+  }
+  shm.latencyUs = std::max(0.0, latencyUs - (turns - 1) * costs.switchUs);
   auto setAlgorithm = [&](A algorithm, std::pair<double, double> fit) {
     const int a = static_cast<int>(algorithm);
     costs.stepUs[a] = fit.first;

@@ -298,7 +298,7 @@ void printText(const Options& o, const loom::topo::Topology& t) {
   if (o.plan) {
     // Whole, or not at all: a malformed setting is said without a half section.
     std::ostringstream plan;
-    loom::topo::printPlan(plan, layoutOf(o, t), transportsSetting());
+    loom::topo::printPlan(plan, t, layoutOf(o, t), o.mapBy, transportsSetting());
     std::cout << "== Plan\n" << plan.str();
     return;
   }

@@ -33,7 +33,10 @@ std::vector<RankIdentity> simulatedIdentities(const std::vector<int>& ranksPerHo
 // Which algorithm each collective takes on that layout, at 8 B, 64 KiB,
 // 1 MiB and 64 MiB and wherever the choice changes, with the cost model's
 // estimates; LOOM_ALGO and the size limits as a communicator reads them.
-void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports);
+// Every host is like `t`, its ranks placed on its CPUs like mpirun
+// --map-by `mapBy`: where they outnumber the CPUs, they share them.
+void printPlan(std::ostream& os, const Topology& t, const std::vector<int>& ranksPerHost, const std::string& mapBy,
+               const std::string& transports);
 // The slots the schedules of that layout cut messages by: the smallest
 // count and size among the kinds that connect its pairs, as
 // Connections::slotBytesAmong.

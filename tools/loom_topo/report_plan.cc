@@ -141,12 +141,14 @@ SlotShape acrossHostsSlots(const std::vector<int>& ranksPerHost, const std::stri
   return readKindSettings()[chosen[ranksPerHost[0]]]->slotShape();
 }
 
-void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std::string& transports) {
+void printPlan(std::ostream& os, const Topology& t, const std::vector<int>& ranksPerHost, const std::string& mapBy,
+               const std::string& transports) {
   PlanInputs in;
   const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
   const int ranks = static_cast<int>(identities.size());
   const int most = *std::max_element(ranksPerHost.begin(), ranksPerHost.end());
-  in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most};
+  const double ranksPerCpu = mostRanksPerCpu(simulateHosts(t, ranksPerHost, mapBy));
+  in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most, 1, ranksPerCpu};
   in.fewestRanksOnAHost = *std::min_element(ranksPerHost.begin(), ranksPerHost.end());
   if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
   if (ranksPerHost.size() >= 2) {
@@ -157,8 +159,9 @@ void printPlan(std::ostream& os, const std::vector<int>& ranksPerHost, const std
   const CommConfig config = readCommConfig(nullptr);
   const Tuning& tuning = config.tuning;
 
-  os << ranks << " ranks on " << ranksPerHost.size() << (ranksPerHost.size() == 1 ? " host" : " hosts")
-     << "; LOOM_ALGO=" << (config.algorithm.empty() ? "(unset)" : config.algorithm)
+  os << ranks << " ranks on " << ranksPerHost.size() << (ranksPerHost.size() == 1 ? " host" : " hosts");
+  if (ranksPerCpu > 1) os << ", " << usString(ranksPerCpu) << " ranks per CPU (they run in turns)";
+  os << "; LOOM_ALGO=" << (config.algorithm.empty() ? "(unset)" : config.algorithm)
      << (config.tuningFile.empty() ? std::string("; the cost model's built-in constants")
                                    : "; the cost model's constants from LOOM_TUNING_FILE=" + config.tuningFile)
      << "; without registered buffers or LOOM_CMA=1 (with them, the model weighs single-copy transfers "
