@@ -130,6 +130,9 @@ CostConstants makeDefaults() {
   // A rank woken on a CPU another rank is running: measured on 2 CPUs, a
   // ring step took 1.0-1.1 us longer per further rank on a CPU.
   c.switchUs = 1.1;
+  // A host's memory copies tens of GB/s for all its cores together: eight
+  // ranks streaming at once reach it.
+  c.memoryBytesPerUs = 40000;
   auto set = [&](TunedAlgorithm a, double stepUs, double efficiency) {
     c.stepUs[static_cast<int>(a)] = stepUs;
     c.efficiency[static_cast<int>(a)] = efficiency;
@@ -188,10 +191,14 @@ double trafficUs(const Traffic& traffic, const TeamShape& shape, const CostConst
       withinSteps * (costs.sharedMemory.latencyUs + traffic.stepBytes / costs.sharedMemory.bytesPerUs) +
       traffic.steps * (turns - 1) * costs.switchUs;
   // The busiest rank's bytes through its share of the link, or every
-  // rank's copies through the CPUs they share, whichever takes longer.
+  // rank's copies through the CPUs they share, or through the host's
+  // memory (its ranks, and the lanes beside them, copy at once), whichever
+  // takes longest.
   const double meanBytes = traffic.meanBytes < 0 ? traffic.bytes : traffic.meanBytes;
-  const double bytesUs = std::max(traffic.bytes / (link.bytesPerUs / sharers * efficiency),
-                                  meanBytes * turns / (costs.sharedMemory.bytesPerUs * efficiency));
+  const double copying = static_cast<double>(shape.mostRanksOnAHost) * shape.lanes;
+  const double bytesUs = std::max({traffic.bytes / (link.bytesPerUs / sharers * efficiency),
+                                   meanBytes * turns / (costs.sharedMemory.bytesPerUs * efficiency),
+                                   meanBytes * copying / (costs.memoryBytesPerUs * efficiency)});
   // Each step across hosts the host's link carries a message per sharer:
   // the kernel passes of the further ones add up as all-pairs' further
   // messages do.

@@ -25,7 +25,9 @@
 // (a rank's stream at most the shared-memory rate / L), and each step
 // waits (L - 1) switches for the rank it wakes to be run. Measured on 2
 // CPUs: a ring AllReduce's stream per rank 8242, 4629 and 2409 bytes/us
-// on 2, 4 and 8 ranks, its step 0.25, 1.21 and 3.59 us.
+// on 2, 4 and 8 ranks, its step 0.25, 1.21 and 3.59 us. And the memory:
+// the copies of a host's ranks together cannot outrun what its memory
+// moves (many cores copying at once saturate it).
 //
 // The constants sit in one table (defaultCosts); they describe a CPU's
 // stream and a step between ranks that each have a CPU, and a tuning file
@@ -48,7 +50,8 @@ struct LinkCosts {
 struct CostConstants {
   LinkCosts sharedMemory;  // its bytesPerUs is also what one CPU copies
   LinkCosts network;
-  double switchUs = 0;  // a step's wait for the rank it wakes, per further rank on that rank's CPU
+  double switchUs = 0;          // a step's wait for the rank it wakes, per further rank on that rank's CPU
+  double memoryBytesPerUs = 0;  // what a host's memory copies for all its ranks at once
   // Per algorithm: what one step costs beyond the link (bookkeeping,
   // reductions into scratch), and the share of the link's bandwidth (as the
   // ring reaches it) its copies reach: extra local copies lower it; data

@@ -39,7 +39,7 @@ double* algorithmField(CostConstants& costs, TunedAlgorithm algorithm, const std
 }
 
 std::string scopes() {
-  std::string text = "shm, network, cpu";
+  std::string text = "shm, network, cpu, memory";
   for (TunedAlgorithm algorithm : kModelled) text += std::string(", ") + algorithmName(algorithm);
   return text;
 }
@@ -88,6 +88,12 @@ CostConstants parseTuning(const std::string& text, const std::string& where) {
                                       "rank on a CPU)");
       field = &costs.switchUs;
     }
+    if (scope == "memory") {
+      if (key != "bytes_per_us")
+        fail(loomInvalidArgument, at + ": memory has no '" + key +
+                                      "'; the memory has bytes_per_us (what a host copies for all its ranks at once)");
+      field = &costs.memoryBytesPerUs;
+    }
     for (TunedAlgorithm algorithm : kModelled)
       if (scope == algorithmName(algorithm)) {
         field = algorithmField(costs, algorithm, key);
@@ -96,9 +102,9 @@ CostConstants parseTuning(const std::string& text, const std::string& where) {
                at + ": " + scope + " has no '" + key + "'; an algorithm has step_us and efficiency");
       }
     if (field == nullptr)
-      fail(loomInvalidArgument, at + ": '" + scope +
-                                    "' is not a link class, the CPUs or an algorithm the cost model weighs (" +
-                                    scopes() + ")");
+      fail(loomInvalidArgument,
+           at + ": '" + scope + "' is not a link class, the CPUs, the memory or an algorithm the cost model weighs (" +
+               scopes() + ")");
     errno = 0;
     char* end = nullptr;
     const double parsed = std::strtod(value.c_str(), &end);
@@ -137,6 +143,8 @@ std::string tuningText(const CostConstants& costs, const std::string& header) {
   }
   std::snprintf(value, sizeof(value), "%.6g", costs.switchUs);
   text += std::string("cpu switch_us ") + value + "\n";
+  std::snprintf(value, sizeof(value), "%.6g", costs.memoryBytesPerUs);
+  text += std::string("memory bytes_per_us ") + value + "\n";
   for (TunedAlgorithm algorithm : kModelled) {
     const int a = static_cast<int>(algorithm);
     for (auto [key, v] : {std::pair{"step_us", costs.stepUs[a]}, {"efficiency", costs.efficiency[a]}}) {

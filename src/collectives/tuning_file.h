@@ -5,6 +5,7 @@
 //   shm latency_us 3.5          a link class: shm (within a host) or network,
 //   shm bytes_per_us 2270       with latency_us, bytes_per_us, message_us
 //   cpu switch_us 1.1           the CPUs ranks share (cost_model.h)
+//   memory bytes_per_us 40000   what a host's memory copies for all its ranks
 //   tree step_us 2.5            an algorithm (algorithm_table.h's names),
 //   tree efficiency 0.33        with step_us and efficiency
 //

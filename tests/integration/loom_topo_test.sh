@@ -217,15 +217,20 @@ expect_line '^  8 B +hostleaders +\(model: ring [0-9.]+ us, .*hostleaders [0-9.]
 expect_line '^  64 MiB +hierarchical +\(model: .*\); across hosts: ring$'
 timeout 60 "$TOPO" --plan --topo-file "$G4DN" --hosts 8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8 >"$WORK/out" 2>&1 || fail "--plan 16x8 exited $?"
 expect_line '^  choice by size: hostleaders, hierarchical from [0-9]+ B, ring from [0-9]+ B$'
-# A rank per core, a large Broadcast takes the chain (each rank copies a
-# chunk twice, a binary tree's inner ranks three times); two ranks per
-# core share the copies, and the tree's shorter paths win at every size.
-timeout 60 "$TOPO" --plan --topo-file "$G4DN" --ranks 48 >"$WORK/out" 2>&1 || fail "--plan 48 ranks exited $?"
-expect_line '^48 ranks on 1 host; LOOM_ALGO'
-expect_line '^  choice by size: binomial, tree from [0-9]+ B, ring from [0-9]+ B$'
+# 8 ranks, a core each and their streams within what the memory copies:
+# a large Broadcast takes the chain (each rank copies a chunk twice, a
+# binary tree's inner ranks three times). 96 ranks, two a core, share the
+# copies: a Broadcast's are alike in every tree, and the trees' shorter
+# paths win at every size.
+timeout 60 "$TOPO" --plan --topo-file "$G4DN" --ranks 8 >"$WORK/out" 2>&1 || fail "--plan 8 ranks exited $?"
+expect_line '^8 ranks on 1 host; LOOM_ALGO'
+[[ $(grep -A6 '^Broadcast' "$WORK/out" | grep -c '^  choice by size: tree, ring from [0-9]* B$') -eq 1 ]] ||
+  fail "8 ranks with a core each: a large Broadcast does not take the chain"
 timeout 60 "$TOPO" --plan --topo-file "$G4DN" --ranks 96 >"$WORK/out" 2>&1 || fail "--plan 96 ranks exited $?"
 expect_line '^96 ranks on 1 host, 2.00 ranks per CPU \(they run in turns\); LOOM_ALGO'
-expect_line '^  choice by size: binomial, tree from [0-9]+ B$'
+[[ $(grep -A6 '^Broadcast' "$WORK/out" | grep -c '^  choice by size: binomial, tree from [0-9]* B$') -eq 1 ]] ||
+  fail "96 ranks two a core: a Broadcast takes the chain at some size"
+
 # LOOM_ALGO applies as at init: left alone, the tree runs at every size.
 LOOM_ALGO=allreduce:tree timeout 60 "$TOPO" --plan --ranks 8 >"$WORK/out" 2>&1 || fail "--plan LOOM_ALGO=allreduce:tree exited $?"
 expect_line '^  choice by size: tree$'
@@ -255,6 +260,7 @@ done
 expect_line "^measured on 3 ranks of this host's 2 CPUs"
 expect_line '^  AllReduce ring:( [0-9.e+]+){5}$'
 expect_line '^  AllReduce ring on 2 ranks: [0-9.e+]+ us per step$'
+expect_line '^  memory: 2 CPUs copying at once: [0-9.e+]+ bytes/us together$'
 expect_line '^  AllGather bruck:( [0-9.e+]+){5}$'
 expect_line '^  AllReduce registered:( [0-9.e+]+){5}$'
 expect_line "^written to $WORK/cal.tuning"
@@ -262,6 +268,7 @@ grep -Eq '^shm latency_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate w
 grep -Eq '^tree efficiency [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no tree efficiency"
 grep -Eq '^registered efficiency [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no registered efficiency"
 grep -Eq '^cpu switch_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no switch"
+grep -Eq '^memory bytes_per_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no memory bandwidth"
 grep -q '^network latency_us 33$' "$WORK/cal.tuning" || fail "--calibrate lost the file's network latency"
 measured_8b=$(awk '/^  AllReduce ring:/ { print $3 }' "$WORK/out")
 LOOM_TUNING_FILE="$WORK/cal.tuning" timeout 60 "$TOPO" --plan --ranks 3 >"$WORK/out" 2>&1 || fail "--plan with the calibrated file exited $?"

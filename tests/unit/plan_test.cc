@@ -470,7 +470,7 @@ TEST(CostModelTest, PipelinedRootedSchedulesPayTheirBusiestRanksPasses) {
   EXPECT_FALSE(modelRanks(C::kBarrier, A::kTree));
 }
 
-TEST(CostModelTest, RanksThatShareACpuRunInTurns) {
+TEST(CostModelTest, RanksThatShareACpuRunInTurnsAndAHostsCopiesShareItsMemory) {
   const CostConstants& k = defaultCosts();
   PlanInputs crowded = layout(1, 8);
   crowded.shape.ranksPerCpu = 4;  // 8 ranks on 2 CPUs
@@ -520,6 +520,15 @@ TEST(CostModelTest, RanksThatShareACpuRunInTurns) {
   EXPECT_DOUBLE_EQ(rootedShape(A::kBinomial, 8).meanReducePasses, 11.0 / 8);
   EXPECT_EQ(planBroadcastOrReduce(C::kReduce, crowded, tuning(), large), A::kRing);
 
+  // The memory: 64 ranks with a CPU each stream at once, 64 x 5000 bytes/us
+  // where the host's memory copies 40000: the ring's bytes take 8 times as
+  // long as one CPU's stream would.
+  EXPECT_DOUBLE_EQ(us(C::kAllReduce, A::kRing, layout(1, 64), 1 << 20),
+                   126 * k.sharedMemory.latencyUs + 2 * 63.0 / 64 * n * 64 / k.memoryBytesPerUs);
+  // Eight stream no more than the memory moves.
+  EXPECT_DOUBLE_EQ(us(C::kAllReduce, A::kRing, layout(1, 8), 1 << 20),
+                   14 * k.sharedMemory.latencyUs + 2 * 7.0 / 8 * n / k.sharedMemory.bytesPerUs);
+
   // The steps across hosts: each host runs its lanes at once, so the turns
   // are the lanes' share of the host's ranks.
   PlanInputs twoCrowded = layout(2, 8);
@@ -546,9 +555,16 @@ TEST(PlanTest, BroadcastReduceAndBarrierTakeTheLeastEstimate) {
     EXPECT_EQ(planBroadcastOrReduce(c, in, tuning(), size_t{64} << 20), A::kRing) << collectiveName(c);
     EXPECT_EQ(planBroadcastOrReduce(c, layout(16, 8), tuning(), size_t{64} << 20), A::kRing) << collectiveName(c);
   }
-  // Many chunks on 64 ranks: the binomial root copies each to 6 children,
-  // the binary tree's inner ranks copy it 3 times.
-  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(1, 64), tuning(), 1 << 20), A::kTree);
+  // Many chunks on 64 ranks, with memory enough for all their copies at
+  // once: the binomial root copies each to 6 children, the binary tree's
+  // inner ranks copy it 3 times. Where the host's memory is what they share
+  // (the built-in 40000 bytes/us: 8 ranks' streams), every rank's copies
+  // wait on all the others', alike in every tree, and the binomial tree's
+  // shorter paths win.
+  Tuning roomy = tuning();
+  roomy.costs.memoryBytesPerUs = 1e9;
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(1, 64), roomy, 1 << 20), A::kTree);
+  EXPECT_EQ(planBroadcastOrReduce(C::kBroadcast, layout(1, 64), tuning(), 1 << 20), A::kBinomial);
   // One chunk across 16 hosts: the binomial tree's paths (at most 4 hops,
   // 4 sends) against the binary tree's (4 hops through 4 sends, or 3
   // through 6).

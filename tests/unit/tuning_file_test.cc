@@ -34,6 +34,7 @@ TEST(TuningFileTest, WhatIsWrittenReadsBackAsTheSameConstants) {
   costs.stepUs[static_cast<int>(A::kTree)] = 7.75;
   costs.efficiency[static_cast<int>(A::kBruck)] = 1.5;
   costs.switchUs = 2.5;
+  costs.memoryBytesPerUs = 12345;
   const std::string text = tuningText(costs, "two lines\nof header");
   EXPECT_EQ(text.rfind("# two lines\n# of header\n", 0), 0u) << text;
   const CostConstants back = parseTuning(text, "t.tuning");
@@ -45,6 +46,8 @@ TEST(TuningFileTest, WhatIsWrittenReadsBackAsTheSameConstants) {
   EXPECT_EQ(back.stepUs[static_cast<int>(A::kTree)], 7.75);
   EXPECT_EQ(back.efficiency[static_cast<int>(A::kBruck)], 1.5);
   EXPECT_EQ(back.switchUs, 2.5);
+  EXPECT_EQ(back.memoryBytesPerUs, 12345);
+  EXPECT_NE(text.find("\nmemory bytes_per_us 12345\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\ncpu switch_us 2.5\n"), std::string::npos) << text;
   EXPECT_EQ(tuningText(back, ""), tuningText(costs, ""));
   EXPECT_EQ(tuningFingerprint(back), tuningFingerprint(costs));
@@ -66,10 +69,15 @@ TEST(TuningFileTest, WhatAFileLeavesOutKeepsItsBuiltInValue) {
 
 TEST(TuningFileTest, MalformedLinesAreRefusedNamingTheFileLineAndWhat) {
   std::string sentence = refusal("shm latency_us 1\nfabric latency_us 2\n");
-  EXPECT_NE(sentence.find("t.tuning:2: 'fabric' is not a link class, the CPUs or an algorithm"), std::string::npos)
+  EXPECT_NE(sentence.find("t.tuning:2: 'fabric' is not a link class, the CPUs, the memory or an algorithm"),
+            std::string::npos)
       << sentence;
-  EXPECT_NE(sentence.find("shm, network, cpu, ring, tree, halvingdoubling, bruck, allpairs"), std::string::npos)
+  EXPECT_NE(sentence.find("shm, network, cpu, memory, ring, tree, halvingdoubling, bruck, allpairs"), std::string::npos)
       << sentence;
+  EXPECT_NE(
+      refusal("memory latency_us 1\n").find("t.tuning:1: memory has no 'latency_us'; the memory has bytes_per_us"),
+      std::string::npos);
+  EXPECT_NE(refusal("memory bytes_per_us 0\n").find("bytes_per_us must be a positive number"), std::string::npos);
   sentence = refusal("cpu latency_us 1\n");
   EXPECT_NE(sentence.find("t.tuning:1: cpu has no 'latency_us'; the CPUs have switch_us"), std::string::npos)
       << sentence;

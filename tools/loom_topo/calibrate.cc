@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "collectives/algorithm_table.h"
 #include "collectives/tuning_file.h"
+#include "loom_topo/numa_measure.h"
 
 namespace loom::topo {
 namespace {
@@ -167,11 +168,14 @@ Measured measure(int ranks, int settings) {
 }
 
 // The CPUs this process, and so every rank it forks, may run on.
-int cpusToRunOn() {
+std::vector<int> cpusToRunOn() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
 }
 
 // A step of the ring AllReduce at 8 B on `ranks`.
@@ -261,7 +265,8 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
   unsetenv("LOOM_TUNING_FILE");
   // More ranks than CPUs run in turns (cost_model.h): what a rank streams
   // and a step's own costs are fitted as they run, then given per CPU.
-  const int cpus = cpusToRunOn();
+  const std::vector<int> cpuList = cpusToRunOn();
+  const int cpus = std::max(1, static_cast<int>(cpuList.size()));
   const double turns = std::max(1.0, static_cast<double>(ranks) / cpus);
   const Measured measured = measure(ranks, kSettingCount);
   const auto& us = measured.us;
@@ -302,6 +307,15 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
     costs.switchUs = std::max(0.0, (latencyUs - aloneUs) / (turns - 1));
   }
   shm.latencyUs = std::max(0.0, latencyUs - (turns - 1) * costs.switchUs);
+  // The memory: every CPU copying at once, out of cache. The ring's ranks
+  // copied at least as fast together, whatever this finds.
+  if (!cpuList.empty()) {
+    const double copiedBytesPerUs = detail::measureCopyBytesPerUs(cpuList, size_t{16} << 20);
+    report << "  memory: " << cpus << " CPUs copying at once: " << shortNumber(copiedBytesPerUs)
+           << " bytes/us together\n";
+    costs.memoryBytesPerUs = copiedBytesPerUs;
+  }
+  costs.memoryBytesPerUs = std::max(costs.memoryBytesPerUs, ranks / ringSlope);
   auto setAlgorithm = [&](A algorithm, std::pair<double, double> fit) {
     const int a = static_cast<int>(algorithm);
     costs.stepUs[a] = fit.first;

@@ -34,7 +34,9 @@ void runPinned(int cpu, F body) {
   th.join();
 }
 
-double seconds(Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); }
+double seconds(Clock::time_point from) {
+  return std::chrono::duration<double>(Clock::now() - from).count();
+}
 
 }  // namespace
 
@@ -89,6 +91,36 @@ double measurePingPong(int cpuA, int cpuB, int rounds) {
   a.join();
   b.join();
   return seconds(t0) / (2.0 * rounds) * 1e9;
+}
+
+double measureCopyBytesPerUs(const std::vector<int>& cpus, size_t bytes) {
+  const int threads = static_cast<int>(cpus.size());
+  constexpr int kRounds = 3, kPasses = 4;
+  std::atomic<int> ready{0}, done{0};
+  std::atomic<int> round{-1};
+  std::vector<std::thread> copiers;
+  for (int t = 0; t < threads; ++t) {
+    copiers.emplace_back([&, t] {
+      pinTo(cpus[t]);
+      std::vector<char> from(bytes, 1), to(bytes, 0);  // first touched here: this thread's NUMA node
+      ready.fetch_add(1);
+      for (int r = 0; r < kRounds; ++r) {
+        while (round.load(std::memory_order_acquire) < r) std::this_thread::yield();
+        for (int pass = 0; pass < kPasses; ++pass) std::copy(from.begin(), from.end(), to.begin());
+        done.fetch_add(1, std::memory_order_acq_rel);
+      }
+    });
+  }
+  while (ready.load() < threads) std::this_thread::yield();
+  double best = 1e30;
+  for (int r = 0; r < kRounds; ++r) {
+    const auto start = Clock::now();
+    round.store(r, std::memory_order_release);
+    while (done.load(std::memory_order_acquire) < threads * (r + 1)) std::this_thread::yield();
+    best = std::min(best, seconds(start));
+  }
+  for (std::thread& copier : copiers) copier.join();
+  return static_cast<double>(threads) * kPasses * static_cast<double>(bytes) / (best * 1e6);
 }
 
 }  // namespace loom::topo::detail

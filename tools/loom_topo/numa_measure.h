@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace loom::topo::detail {
 
@@ -14,5 +15,10 @@ MemoryResult measureMemory(int readerCpu, int memCpu, size_t bytes);
 
 // One-way latency of a cache line bounced between two cores, in ns.
 double measurePingPong(int cpuA, int cpuB, int rounds);
+
+// Bytes per microsecond that threads, one pinned to each of `cpus`, copy
+// together, each between two buffers of `bytes` of its own (the best of 3
+// rounds, all threads copying at once).
+double measureCopyBytesPerUs(const std::vector<int>& cpus, size_t bytes);
 
 }  // namespace loom::topo::detail
