@@ -127,6 +127,10 @@ CostConstants makeDefaults() {
   // about 10 Gbit/s; every further message is another pass through the
   // kernel on both ends.
   c.network = {15, 1100, 5};
+  // Between the sockets of one host: a cache line crosses the interconnect
+  // in a few hundred ns more than within a socket; the link carries tens
+  // of GB/s each way for all the ranks whose copies cross it at once.
+  c.socketLink = {0.8, 20000, 0.05};
   // A rank woken on a CPU another rank is running: measured on 2 CPUs, a
   // ring step took 1.0-1.1 us longer per further rank on a CPU.
   c.switchUs = 1.1;
@@ -168,41 +172,59 @@ bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm) {
 
 namespace {
 
+// The boundary a team's slowest steps cross: the network between its
+// hosts, or on one host the interconnect between the sockets its ranks
+// are bound to; `groups` of at most `members` ranks on either side.
+struct Boundary {
+  const LinkCosts* link = nullptr;  // null: one host, one socket
+  int groups = 1;
+  int members = 1;
+};
+
+Boundary boundaryOf(const TeamShape& shape, const CostConstants& costs) {
+  if (shape.hosts > 1) return {&costs.network, shape.hosts, shape.mostRanksOnAHost};
+  if (shape.sockets > 1)
+    return {&costs.socketLink, shape.sockets, (shape.mostRanksOnAHost + shape.sockets - 1) / shape.sockets};
+  return {};
+}
+
 // One schedule's time from its traffic, over the link class its steps
 // cross (cost_model.h).
 double trafficUs(const Traffic& traffic, const TeamShape& shape, const CostConstants& costs, double stepUs,
                  double efficiency) {
-  const bool acrossHosts = shape.hosts > 1;
-  const LinkCosts& link = acrossHosts ? costs.network : costs.sharedMemory;
-  const int sharers = acrossHosts ? shape.lanes * (traffic.everyRankAtOnce ? shape.mostRanksOnAHost : 1) : 1;
-  // Across hosts only some steps wait on the network: a ring's chain of
-  // steps runs through consecutive ranks, H of whose P links cross hosts;
-  // a logarithmic schedule's distances double, so log2(R) of its log2(P)
-  // steps stay within a host of R ranks. The others wait on shared memory.
-  double networkSteps = traffic.steps;
-  if (acrossHosts && shape.nranks > shape.hosts && traffic.steps > 1 && !traffic.everyStepCrosses)
-    networkSteps *= traffic.logarithmic ? std::log2(shape.hosts) / std::log2(shape.nranks)
-                                        : static_cast<double>(shape.hosts) / shape.nranks;
-  const double withinSteps = traffic.steps - networkSteps;
+  const Boundary boundary = boundaryOf(shape, costs);
+  const bool crosses = boundary.link != nullptr;
+  const LinkCosts& link = crosses ? *boundary.link : costs.sharedMemory;
+  const int sharers = crosses ? shape.lanes * (traffic.everyRankAtOnce ? boundary.members : 1) : 1;
+  // Only some steps wait on the boundary: a ring's chain of steps runs
+  // through consecutive ranks, G of whose P links cross between its G
+  // groups; a logarithmic schedule's distances double, so log2(P/G) of its
+  // log2(P) steps stay within a group. The others wait on shared memory.
+  double crossingSteps = traffic.steps;
+  if (crosses && shape.nranks > boundary.groups && traffic.steps > 1 && !traffic.everyStepCrosses)
+    crossingSteps *= traffic.logarithmic ? std::log2(boundary.groups) / std::log2(shape.nranks)
+                                         : static_cast<double>(boundary.groups) / shape.nranks;
+  const double withinSteps = traffic.steps - crossingSteps;
   // Ranks that share a CPU run in turns (cost_model.h).
   const double turns = std::max(1.0, shape.ranksPerCpu);
   const double latencyUs =
-      networkSteps * (link.latencyUs + traffic.stepBytes / link.bytesPerUs) +
+      crossingSteps * (link.latencyUs + traffic.stepBytes / link.bytesPerUs) +
       withinSteps * (costs.sharedMemory.latencyUs + traffic.stepBytes / costs.sharedMemory.bytesPerUs) +
       traffic.steps * (turns - 1) * costs.switchUs;
-  // The busiest rank's bytes through its share of the link, or every
-  // rank's copies through the CPUs they share, or through the host's
-  // memory (its ranks, and the lanes beside them, copy at once), whichever
-  // takes longest.
+  // The busiest rank's bytes through its share of the link (and its CPU's
+  // stream, which no link outruns), or every rank's copies through the
+  // CPUs they share, or through the host's memory (its ranks, and the
+  // lanes beside them, copy at once), whichever takes longest.
   const double meanBytes = traffic.meanBytes < 0 ? traffic.bytes : traffic.meanBytes;
   const double copying = static_cast<double>(shape.mostRanksOnAHost) * shape.lanes;
-  const double bytesUs = std::max({traffic.bytes / (link.bytesPerUs / sharers * efficiency),
+  const double streamBytesPerUs = std::min(link.bytesPerUs / sharers, costs.sharedMemory.bytesPerUs);
+  const double bytesUs = std::max({traffic.bytes / (streamBytesPerUs * efficiency),
                                    meanBytes * turns / (costs.sharedMemory.bytesPerUs * efficiency),
                                    meanBytes * copying / (costs.memoryBytesPerUs * efficiency)});
-  // Each step across hosts the host's link carries a message per sharer:
-  // the kernel passes of the further ones add up as all-pairs' further
-  // messages do.
-  const double messages = traffic.messages + networkSteps * (sharers - 1);
+  // Each step across the boundary its link carries a message per sharer
+  // (across hosts, the kernel passes of the further ones add up as
+  // all-pairs' further messages do).
+  const double messages = traffic.messages + crossingSteps * (sharers - 1);
   return latencyUs + turns * (traffic.steps * stepUs + messages * link.messageUs) + bytesUs;
 }
 

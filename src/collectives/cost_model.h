@@ -1,10 +1,11 @@
 // Time estimates for the schedules that compete for one call: a
 // latency/bandwidth (alpha/beta) model over the team's links, as NCCL's
 // tuner and the MPI literature use. A schedule takes steps, each crossing
-// the slowest link class it uses (one host: shared memory; several: the
+// the slowest link class it uses (one host: shared memory, or the socket
+// interconnect between the sockets its ranks are bound to; several: the
 // network), and puts bytes through its busiest link, which the ranks of a
-// host may share (a ring crosses each host boundary once; the logarithmic
-// schedules send from every rank of a host at once).
+// host (or a socket) may share (a ring crosses each boundary once; the
+// logarithmic schedules send from every rank of a host at once).
 //
 //   time = steps x (link latency + the schedule's own cost per step)
 //        + (further messages + steps x (sharers - 1)) x the link's cost
@@ -50,6 +51,9 @@ struct LinkCosts {
 struct CostConstants {
   LinkCosts sharedMemory;  // its bytesPerUs is also what one CPU copies
   LinkCosts network;
+  // Between the sockets of a host (UPI, Infinity Fabric): its bytesPerUs
+  // is the interconnect's each way, shared by the copies crossing at once.
+  LinkCosts socketLink;
   double switchUs = 0;          // a step's wait for the rank it wakes, per further rank on that rank's CPU
   double memoryBytesPerUs = 0;  // what a host's memory copies for all its ranks at once
   // Per algorithm: what one step costs beyond the link (bookkeeping,
@@ -74,6 +78,9 @@ struct TeamShape {
   // Ranks per CPU on the most crowded host (the CPUs its ranks may run on);
   // 1 or less: a CPU per rank.
   double ranksPerCpu = 1;
+  // On one host: the sockets its ranks are bound across (their steps
+  // between sockets cross the interconnect); 1 where unknown.
+  int sockets = 1;
 };
 
 // One schedule's shape on P ranks moving `bytes`: its steps, the bytes

@@ -44,16 +44,18 @@ Task<> throughLeader(const Team& host, const void* mine, size_t bytes, void* res
 }
 
 // The step across hosts of an AllReduce in steps or through leaders: among
-// `across` (one rank per host, `block` its part of the buffer), the cost
-// model's cheapest schedule, with `lanes` such teams crossing each host's
-// link at once (each local index of the steps runs its own; the leaders are
-// one). plan_estimates.cc estimates it alike. A size rule would take
+// `across` (one rank per host of `team`, `block` its part of the buffer),
+// the cost model's cheapest schedule, with `lanes` such teams crossing each
+// host's link at once (each local index of the steps runs its own; the
+// leaders are one). It weighs them from `team`'s inputs, as
+// plan_estimates.cc estimates it. A size rule would take
 // all-pairs for every small block, which sends each block to every host:
 // at 16 hosts, 7.5 times a ring's bytes. One lane (the leaders' small calls
 // back to back) keeps its choice in the lane team's memo: the team serves
 // no other shape of step with one lane.
-Task<> allReduceAcrossHosts(const Team& across, int lanes, const CollectiveArgs& block, const WaitContext& wait) {
-  PlanInputs in = acrossHostsInputs(planInputsOf(across), across.nranks, lanes);
+Task<> allReduceAcrossHosts(const Team& team, const Team& across, int lanes, const CollectiveArgs& block,
+                            const WaitContext& wait) {
+  PlanInputs in = acrossHostsInputs(planInputsOf(team), across.nranks, lanes);
   if (lanes == 1) in.memo = &across.rankedMemo;
   const size_t bytes = block.count * dtypeSize(block.dtype);
   switch (cheapestAcrossHosts(TunedCollective::kAllReduce, in, across.tuning, bytes)) {
@@ -125,7 +127,7 @@ Task<> hierarchicalAllReduce(const Team& team, const CollectiveArgs& args, const
   if (static_cast<size_t>(host.rank) < shared) {
     const Team& across = team.localIndexTeam();  // one member per host
     CollectiveArgs block{mine, mine, mineCount, args.dtype, op, 0};
-    co_await allReduceAcrossHosts(across, static_cast<int>(shared), block, wait);
+    co_await allReduceAcrossHosts(team, across, static_cast<int>(shared), block, wait);
     if (args.op == loomAvg) exec.divide(mine, mineCount, args.dtype, team.nranks);
   }
 
@@ -163,7 +165,7 @@ Task<> leaderAllReduce(const Team& team, const CollectiveArgs& args, const WaitC
   }
 
   const CollectiveArgs hostSums{args.recvbuf, args.recvbuf, args.count, args.dtype, op, 0};
-  co_await allReduceAcrossHosts(team.localIndexTeam(), 1, hostSums, wait);
+  co_await allReduceAcrossHosts(team, team.localIndexTeam(), 1, hostSums, wait);
   if (args.op == loomAvg) exec.divide(args.recvbuf, args.count, args.dtype, team.nranks);
 
   for (int member = 1; member < host.nranks; ++member) {

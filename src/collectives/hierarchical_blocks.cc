@@ -67,7 +67,7 @@ BlockLayout acrossHosts(const Team& team, const Team& across, const Lanes& l, in
 TunedAlgorithm acrossHostsSchedule(TunedCollective collective, const Team& team, const Team& across, const Lanes& l,
                                    size_t bytes) {
   if (l.rounds != 1) return TunedAlgorithm::kRing;
-  return cheapestAcrossHosts(collective, acrossHostsInputs(planInputsOf(across), across.nranks, l.lanes), team.tuning,
+  return cheapestAcrossHosts(collective, acrossHostsInputs(planInputsOf(team), across.nranks, l.lanes), team.tuning,
                              bytes);
 }
 

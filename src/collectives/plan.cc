@@ -160,7 +160,7 @@ bool blocksInFewRounds(const PlanInputs& in) {
 
 PlanInputs planInputsOf(const Team& team) {
   PlanInputs in;
-  in.shape = {team.nranks, team.hosts, team.mostRanksOnAHost, 1, team.ranksPerCpu};
+  in.shape = {team.nranks, team.hosts, team.mostRanksOnAHost, 1, team.ranksPerCpu, team.sockets};
   in.fewestRanksOnAHost = team.fewestRanksOnAHost;
   in.singleCopy = team.peerMemory() != nullptr;
   in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();

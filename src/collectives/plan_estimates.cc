@@ -13,7 +13,7 @@ namespace loom {
 namespace {
 
 TeamShape fullestHost(const PlanInputs& in) {
-  return {in.shape.mostRanksOnAHost, 1, in.shape.mostRanksOnAHost, 1, in.shape.ranksPerCpu};
+  return {in.shape.mostRanksOnAHost, 1, in.shape.mostRanksOnAHost, 1, in.shape.ranksPerCpu, in.shape.sockets};
 }
 
 // A composition's step across hosts as it runs: `lanes` teams of one rank

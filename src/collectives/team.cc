@@ -35,6 +35,7 @@ Team Team::subTeam(const std::vector<int>& indices) const {
   sub.tuning = tuning;
   sub.windows = windows;
   sub.ranksPerCpu = ranksPerCpu;
+  sub.sockets = sockets;
   return sub;
 }
 

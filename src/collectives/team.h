@@ -60,6 +60,9 @@ struct Team {
   // Ranks per CPU on the most crowded host (topo::mostRanksPerCpu), set
   // once the members' places are known; sub-teams share their parent's.
   double ranksPerCpu = 1;
+  // The sockets this team's ranks are bound to on one host
+  // (topo::mostSocketsOnAHost), set with ranksPerCpu; sub-teams share it.
+  int sockets = 1;
   // On two hosts: the bytes of one segment of the overlapped AllReduce in
   // steps (hierarchical_pipeline.h), set with `hosts`; 0 elsewhere.
   size_t twoHostSegmentBytes = 0;

@@ -17,7 +17,9 @@ struct LinkScope {
   const char* name;
   LinkCosts CostConstants::*link;
 };
-const LinkScope kLinks[] = {{"shm", &CostConstants::sharedMemory}, {"network", &CostConstants::network}};
+const LinkScope kLinks[] = {{"shm", &CostConstants::sharedMemory},
+                            {"network", &CostConstants::network},
+                            {"socket", &CostConstants::socketLink}};
 
 // The algorithms whose constants the model uses.
 const TunedAlgorithm kModelled[] = {TunedAlgorithm::kRing,  TunedAlgorithm::kTree,     TunedAlgorithm::kHalvingDoubling,
@@ -39,7 +41,7 @@ double* algorithmField(CostConstants& costs, TunedAlgorithm algorithm, const std
 }
 
 std::string scopes() {
-  std::string text = "shm, network, cpu, memory";
+  std::string text = "shm, network, socket, cpu, memory";
   for (TunedAlgorithm algorithm : kModelled) text += std::string(", ") + algorithmName(algorithm);
   return text;
 }

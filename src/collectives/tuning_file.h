@@ -2,7 +2,8 @@
 // `loom-topo --calibrate` writes and LOOM_TUNING_FILE loads. One constant
 // per line, "SCOPE KEY VALUE"; '#' starts a comment:
 //
-//   shm latency_us 3.5          a link class: shm (within a host) or network,
+//   shm latency_us 3.5          a link class: shm (within a socket), socket
+//                               (between a host's sockets) or network,
 //   shm bytes_per_us 2270       with latency_us, bytes_per_us, message_us
 //   cpu switch_us 1.1           the CPUs ranks share (cost_model.h)
 //   memory bytes_per_us 40000   what a host's memory copies for all its ranks

@@ -244,6 +244,7 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities) {
   }
   team_.ring = topo::ringOrder(placements);
   team_.ranksPerCpu = topo::mostRanksPerCpu(placements);
+  team_.sockets = topo::mostSocketsOnAHost(placements);
   for (int i = 0; i < team_.nranks; ++i)
     if (team_.ring[i] == team_.rank) team_.ringPosition = i;
   if (team_.rank == 0) {

@@ -112,6 +112,15 @@ double mostRanksPerCpu(const std::vector<RankPlacement>& ranks) {
   return most;
 }
 
+int mostSocketsOnAHost(const std::vector<RankPlacement>& ranks) {
+  std::map<std::string, std::set<int>> socketsOf;
+  for (const RankPlacement& p : ranks)
+    if (p.package >= 0) socketsOf[std::string(p.host, strnlen(p.host, sizeof(p.host)))].insert(p.package);
+  size_t most = 1;
+  for (const auto& [host, sockets] : socketsOf) most = std::max(most, sockets.size());
+  return static_cast<int>(most);
+}
+
 std::vector<RankPlacement> simulatePlacements(const Topology& topology, int n, const std::string& mapBy) {
   if (mapBy != "core" && mapBy != "socket" && mapBy != "numa") {
     fail(loomInvalidArgument, "--map-by " + mapBy + " is not one of core, socket, numa");

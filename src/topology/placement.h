@@ -54,6 +54,9 @@ RingCrossings countCrossings(const std::vector<RankPlacement>& ranks, const std:
 // Ranks per CPU on the most crowded host: each host's ranks over the CPUs
 // their bindings cover together. 1 where no host's bindings are known.
 double mostRanksPerCpu(const std::vector<RankPlacement>& ranks);
+// The most sockets one host's ranks are bound to (ranks bound across
+// several sockets count for none); 1 where none is known.
+int mostSocketsOnAHost(const std::vector<RankPlacement>& ranks);
 
 // Placement of a rank bound to one CPU of `topology`; for many ranks, pass
 // one PathFinder on `topology` (its nearest-NIC search is the cost).

@@ -217,19 +217,25 @@ expect_line '^  8 B +hostleaders +\(model: ring [0-9.]+ us, .*hostleaders [0-9.]
 expect_line '^  64 MiB +hierarchical +\(model: .*\); across hosts: ring$'
 timeout 60 "$TOPO" --plan --topo-file "$G4DN" --hosts 8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8 >"$WORK/out" 2>&1 || fail "--plan 16x8 exited $?"
 expect_line '^  choice by size: hostleaders, hierarchical from [0-9]+ B, ring from [0-9]+ B$'
-# 8 ranks, a core each and their streams within what the memory copies:
-# a large Broadcast takes the chain (each rank copies a chunk twice, a
-# binary tree's inner ranks three times). 96 ranks, two a core, share the
+# 8 ranks over both sockets, a core each and their streams within what the
+# memory copies: a large Broadcast takes the chain (each rank copies a
+# chunk twice, a binary tree's inner ranks three times). 96 ranks, two a core, share the
 # copies: a Broadcast's are alike in every tree, and the trees' shorter
 # paths win at every size.
 timeout 60 "$TOPO" --plan --topo-file "$G4DN" --ranks 8 >"$WORK/out" 2>&1 || fail "--plan 8 ranks exited $?"
-expect_line '^8 ranks on 1 host; LOOM_ALGO'
+expect_line '^8 ranks on 1 host, 2 sockets a host; LOOM_ALGO'
 [[ $(grep -A6 '^Broadcast' "$WORK/out" | grep -c '^  choice by size: tree, ring from [0-9]* B$') -eq 1 ]] ||
   fail "8 ranks with a core each: a large Broadcast does not take the chain"
 timeout 60 "$TOPO" --plan --topo-file "$G4DN" --ranks 96 >"$WORK/out" 2>&1 || fail "--plan 96 ranks exited $?"
-expect_line '^96 ranks on 1 host, 2.00 ranks per CPU \(they run in turns\); LOOM_ALGO'
+expect_line '^96 ranks on 1 host, 2 sockets a host, 2.00 ranks per CPU \(they run in turns\); LOOM_ALGO'
 [[ $(grep -A6 '^Broadcast' "$WORK/out" | grep -c '^  choice by size: binomial, tree from [0-9]* B$') -eq 1 ]] ||
   fail "96 ranks two a core: a Broadcast takes the chain at some size"
+# Placed round robin over the two sockets, the ranks' steps between them
+# cross the interconnect.
+timeout 60 "$TOPO" --plan --topo-file "$G4DN" --ranks 16 --map-by socket >"$WORK/out" 2>&1 || fail "--plan 16 ranks by socket exited $?"
+expect_line '^16 ranks on 1 host, 2 sockets a host; LOOM_ALGO'
+timeout 60 "$TOPO" --plan --topo-file "$G4DN" --ranks 16 --map-by core >"$WORK/out" 2>&1 || fail "--plan 16 ranks by core exited $?"
+expect_line '^16 ranks on 1 host; LOOM_ALGO'
 
 # LOOM_ALGO applies as at init: left alone, the tree runs at every size.
 LOOM_ALGO=allreduce:tree timeout 60 "$TOPO" --plan --ranks 8 >"$WORK/out" 2>&1 || fail "--plan LOOM_ALGO=allreduce:tree exited $?"
@@ -270,6 +276,9 @@ grep -Eq '^registered efficiency [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--cali
 grep -Eq '^cpu switch_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no switch"
 grep -Eq '^memory bytes_per_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no memory bandwidth"
 grep -q '^network latency_us 33$' "$WORK/cal.tuning" || fail "--calibrate lost the file's network latency"
+# One socket here: the interconnect keeps its built-in constants.
+grep -q '^socket latency_us 0.8$' "$WORK/cal.tuning" || fail "--calibrate changed the interconnect on one socket"
+grep -q '^  sockets ' "$WORK/out" && fail "--calibrate measured an interconnect on one socket"
 measured_8b=$(awk '/^  AllReduce ring:/ { print $3 }' "$WORK/out")
 LOOM_TUNING_FILE="$WORK/cal.tuning" timeout 60 "$TOPO" --plan --ranks 3 >"$WORK/out" 2>&1 || fail "--plan with the calibrated file exited $?"
 expect_line "constants from LOOM_TUNING_FILE=$WORK/cal.tuning"
@@ -288,6 +297,16 @@ printf 'shm latency_us 1\ntree speed 2\n' >"$WORK/bad.tuning"
 if LOOM_TUNING_FILE="$WORK/bad.tuning" "$TOPO" --plan --ranks 3 >"$WORK/out" 2>&1; then fail "--plan took a bad tuning file"; fi
 expect_line "^loom-topo: $WORK/bad.tuning:2: tree has no 'speed'"
 grep -q '== Plan' "$WORK/out" && fail "--plan printed half a section before its error"
+# A file that puts CPUs 0 and 1 on two sockets: the interconnect between
+# them is measured (a cache line's trip; CPU 0 copying out of CPU 1's memory).
+LOOM_TOPO_FILE="$DATA/synthetic-2socket-2cpu.nccl-topo.xml" timeout 120 taskset -c 0,1 \
+  "$TOPO" --calibrate "$WORK/sockets.tuning" --ranks 2 >"$WORK/out" 2>&1 || fail "--calibrate on two sockets exited $?"
+expect_line "^  sockets 0 and 1: a cache line crosses in [0-9.e+]+ ns \\(socket 0 has one CPU: the whole trip counts\\); socket 0's 1 CPU copies [0-9.e+]+ bytes/us out of socket 1's memory$"
+shm_latency=$(awk '$1 == "shm" && $2 == "latency_us" { print $3 }' "$WORK/sockets.tuning")
+awk -v shm="$shm_latency" '$1 == "socket" && $2 == "latency_us" { found = 1; exit !($3 >= shm) } END { exit !found }' \
+  "$WORK/sockets.tuning" || fail "--calibrate on two sockets put a step across them below one within: $(cat "$WORK/sockets.tuning")"
+grep -Eq '^socket bytes_per_us [0-9.e+]+$' "$WORK/sockets.tuning" || fail "--calibrate on two sockets wrote no interconnect bandwidth"
+grep -q '^socket bytes_per_us 20000$' "$WORK/sockets.tuning" && fail "--calibrate on two sockets kept the built-in bandwidth"
 rc=0; "$TOPO" --calibrate "$WORK/x.tuning" --hosts 2,2 >"$WORK/out" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--calibrate --hosts exited $rc, not 2"
 # An existing file that is no tuning file is refused before measuring, and kept.

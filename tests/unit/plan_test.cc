@@ -544,6 +544,38 @@ TEST(CostModelTest, RanksThatShareACpuRunInTurnsAndAHostsCopiesShareItsMemory) {
   }
 }
 
+TEST(CostModelTest, StepsBetweenSocketsCrossTheInterconnect) {
+  CostConstants k = defaultCosts();
+  k.memoryBytesPerUs = 1e9;  // the memory no sharer here
+  TeamShape oneSocket{16, 1, 16}, twoSockets = oneSocket;
+  twoSockets.sockets = 2;
+  // 8 B: the ring's 30 steps, 2 of whose 16 links cross the interconnect
+  // (a ring ordered by socket); halving/doubling's first 2 of 8 steps
+  // cross, its distances of 8 ranks and more, each with a message from
+  // each of a socket's 8 ranks (its bytes add under 0.01 us).
+  EXPECT_NEAR(
+      estimateUs(C::kAllReduce, A::kRing, twoSockets, 8, k) - estimateUs(C::kAllReduce, A::kRing, oneSocket, 8, k),
+      30 * 2.0 / 16 * (k.socketLink.latencyUs - k.sharedMemory.latencyUs), 1e-9);
+  EXPECT_NEAR(estimateUs(C::kAllReduce, A::kHalvingDoubling, twoSockets, 8, k) -
+                  estimateUs(C::kAllReduce, A::kHalvingDoubling, oneSocket, 8, k),
+              2 * (k.socketLink.latencyUs - k.sharedMemory.latencyUs + 7 * k.socketLink.messageUs), 0.01);
+  // 1 GiB: the ring crosses in one stream, within the interconnect; the
+  // 8 ranks of a socket that halving/doubling sends from at once share it
+  // (20000 bytes/us among 8 against a CPU's 5000 alone): twice as long.
+  const size_t gib = size_t{1} << 30;
+  EXPECT_NEAR(
+      estimateUs(C::kAllReduce, A::kRing, twoSockets, gib, k) / estimateUs(C::kAllReduce, A::kRing, oneSocket, gib, k),
+      1, 0.001);
+  EXPECT_NEAR(estimateUs(C::kAllReduce, A::kHalvingDoubling, twoSockets, gib, k) /
+                  estimateUs(C::kAllReduce, A::kHalvingDoubling, oneSocket, gib, k),
+              k.sharedMemory.bytesPerUs / (k.socketLink.bytesPerUs / 8), 0.001);
+  // Across hosts the network is the boundary, whatever the sockets.
+  TeamShape hosts{16, 2, 8}, hostsAndSockets = hosts;
+  hostsAndSockets.sockets = 2;
+  EXPECT_EQ(estimateUs(C::kAllReduce, A::kHalvingDoubling, hostsAndSockets, gib, k),
+            estimateUs(C::kAllReduce, A::kHalvingDoubling, hosts, gib, k));
+}
+
 TEST(PlanTest, BroadcastReduceAndBarrierTakeTheLeastEstimate) {
   const PlanInputs in = layout(1, 8);
   // Within a host, small calls take a tree (on 8 ranks both trees' longest

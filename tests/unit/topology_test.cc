@@ -256,7 +256,7 @@ TEST(TopologyRings, HostsFirstAndRankZeroLeads) {
 
 // The cost model's CPU sharers: each host's ranks over the CPUs their
 // bindings cover together, the most crowded host's.
-TEST(TopologyRings, RanksPerCpuCountsTheCpusEachHostsBindingsCover) {
+TEST(TopologyRings, RanksPerCpuAndSocketsFollowEachHostsBindings) {
   auto bound = [](const char* host, std::initializer_list<int> cpus) {
     RankPlacement p{};
     std::snprintf(p.host, sizeof(p.host), "%s", host);
@@ -280,6 +280,13 @@ TEST(TopologyRings, RanksPerCpuCountsTheCpusEachHostsBindingsCover) {
   EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, 8, "core")), 1);
   EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, n, "socket")), 1);
   EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, 2 * n, "core")), 2);
+  // Sockets: round robin over both, or the first 8 cores of socket 0.
+  EXPECT_EQ(mostSocketsOnAHost(simulatePlacements(*t, 8, "socket")), 2);
+  EXPECT_EQ(mostSocketsOnAHost(simulatePlacements(*t, 8, "core")), 1);
+  std::vector<RankPlacement> unbound = simulatePlacements(*t, 4, "socket");
+  for (RankPlacement& p : unbound) p.package = -1;  // each bound across sockets
+  EXPECT_EQ(mostSocketsOnAHost(unbound), 1);
+  EXPECT_EQ(mostSocketsOnAHost({}), 1);
 }
 
 TEST(TopologyRings, OwnPlacementFollowsTheBinding) {

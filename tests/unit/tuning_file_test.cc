@@ -31,6 +31,7 @@ TEST(TuningFileTest, WhatIsWrittenReadsBackAsTheSameConstants) {
   CostConstants costs = defaultCosts();
   costs.sharedMemory = {3.25, 2676.5, 0.125};
   costs.network = {40, 300, 9};
+  costs.socketLink = {1.25, 30000, 0.5};
   costs.stepUs[static_cast<int>(A::kTree)] = 7.75;
   costs.efficiency[static_cast<int>(A::kBruck)] = 1.5;
   costs.switchUs = 2.5;
@@ -43,6 +44,9 @@ TEST(TuningFileTest, WhatIsWrittenReadsBackAsTheSameConstants) {
   EXPECT_EQ(back.sharedMemory.messageUs, 0.125);
   EXPECT_EQ(back.network.latencyUs, 40);
   EXPECT_EQ(back.network.bytesPerUs, 300);
+  EXPECT_EQ(back.socketLink.latencyUs, 1.25);
+  EXPECT_EQ(back.socketLink.bytesPerUs, 30000);
+  EXPECT_EQ(back.socketLink.messageUs, 0.5);
   EXPECT_EQ(back.stepUs[static_cast<int>(A::kTree)], 7.75);
   EXPECT_EQ(back.efficiency[static_cast<int>(A::kBruck)], 1.5);
   EXPECT_EQ(back.switchUs, 2.5);
@@ -72,7 +76,8 @@ TEST(TuningFileTest, MalformedLinesAreRefusedNamingTheFileLineAndWhat) {
   EXPECT_NE(sentence.find("t.tuning:2: 'fabric' is not a link class, the CPUs, the memory or an algorithm"),
             std::string::npos)
       << sentence;
-  EXPECT_NE(sentence.find("shm, network, cpu, memory, ring, tree, halvingdoubling, bruck, allpairs"), std::string::npos)
+  EXPECT_NE(sentence.find("shm, network, socket, cpu, memory, ring, tree, halvingdoubling, bruck, allpairs"),
+            std::string::npos)
       << sentence;
   EXPECT_NE(
       refusal("memory latency_us 1\n").find("t.tuning:1: memory has no 'latency_us'; the memory has bytes_per_us"),

@@ -183,13 +183,13 @@ double ringStepUs(const Measured& measured, int ranks) {
   return measured.us[0][0][0] / trafficOf(C::kAllReduce, A::kRing, ranks, 8).steps;
 }
 
+}  // namespace
+
 std::string shortNumber(double v) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.4g", v);
   return text;
 }
-
-}  // namespace
 
 double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void* send, void* recv) {
   const size_t count = std::max<size_t>(1, bytes / sizeof(float) / (collective == 1 ? ranks : 1));
@@ -255,7 +255,7 @@ CostConstants costsToUpdate(const std::string& path) {
   }
 }
 
-void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
+void calibrate(std::ostream& report, const Topology& t, int ranks, const std::string& outPath) {
   if (ranks < 2) fail(loomInvalidArgument, "--calibrate needs at least 2 ranks");
   // The network's constants (--calibrate-network's) stay as the file has
   // them; a file that is no tuning file is refused before measuring.
@@ -316,6 +316,7 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath) {
     costs.memoryBytesPerUs = copiedBytesPerUs;
   }
   costs.memoryBytesPerUs = std::max(costs.memoryBytesPerUs, ranks / ringSlope);
+  calibrateSockets(report, t, cpuList, costs);
   auto setAlgorithm = [&](A algorithm, std::pair<double, double> fit) {
     const int a = static_cast<int>(algorithm);
     costs.stepUs[a] = fit.first;

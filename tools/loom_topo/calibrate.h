@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectives/cost_model.h"
+#include "topology/topology.h"
 
 namespace loom::topo {
 
@@ -18,7 +19,13 @@ namespace loom::topo {
 // AllGather schedule the model weighs at a small size and four large ones,
 // fits the constants, prints what it measured and fitted to `report`, and
 // writes the file to `outPath`. Throws Error with a sentence on failure.
-void calibrate(std::ostream& report, int ranks, const std::string& outPath);
+void calibrate(std::ostream& report, const Topology& t, int ranks, const std::string& outPath);
+
+// Where `cpus` (the CPUs loom-topo may run on) lie on two sockets of `t`
+// or more, measures the interconnect between the first two into `costs`'
+// socketLink (latency beyond shared memory's, bandwidth each way) and says
+// so to `report`; on one socket it leaves them as they are.
+void calibrateSockets(std::ostream& report, const Topology& t, const std::vector<int>& cpus, CostConstants& costs);
 
 // loom-topo --calibrate-network, run as every rank of a job across hosts
 // (loomrun, mpirun, Slurm: the launcher's RANK/WORLD_SIZE and LOCAL_RANK):
@@ -29,7 +36,8 @@ void calibrate(std::ostream& report, int ranks, const std::string& outPath);
 // file and keeps the others. Throws Error with a sentence on failure.
 void calibrateNetwork(std::ostream& report, const std::string& outPath);
 
-// Shared by both calibrations.
+// Shared by the calibrations.
+std::string shortNumber(double v);  // 4 significant digits
 // Microseconds per call of AllReduce (collective 0) or AllGather (1) of
 // `bytes` on `comm`'s `ranks`: the median of 3 repetitions of about 50 ms.
 double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void* send, void* recv);

@@ -292,7 +292,7 @@ void printText(const Options& o, const loom::topo::Topology& t) {
   }
   if (!o.calibrateTo.empty()) {
     std::cout << "== Calibration\n";
-    loom::topo::calibrate(std::cout, o.ranks > 0 ? o.ranks : defaultRanks(t), o.calibrateTo);
+    loom::topo::calibrate(std::cout, t, o.ranks > 0 ? o.ranks : defaultRanks(t), o.calibrateTo);
     return;
   }
   if (o.plan) {

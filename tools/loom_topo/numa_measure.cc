@@ -93,7 +93,7 @@ double measurePingPong(int cpuA, int cpuB, int rounds) {
   return seconds(t0) / (2.0 * rounds) * 1e9;
 }
 
-double measureCopyBytesPerUs(const std::vector<int>& cpus, size_t bytes) {
+double measureCopyBytesPerUs(const std::vector<int>& cpus, size_t bytes, int sourceCpu) {
   const int threads = static_cast<int>(cpus.size());
   constexpr int kRounds = 3, kPasses = 4;
   std::atomic<int> ready{0}, done{0};
@@ -101,8 +101,10 @@ double measureCopyBytesPerUs(const std::vector<int>& cpus, size_t bytes) {
   std::vector<std::thread> copiers;
   for (int t = 0; t < threads; ++t) {
     copiers.emplace_back([&, t] {
+      pinTo(sourceCpu >= 0 ? sourceCpu : cpus[t]);
+      std::vector<char> from(bytes, 1);  // first touched here: that CPU's NUMA node
       pinTo(cpus[t]);
-      std::vector<char> from(bytes, 1), to(bytes, 0);  // first touched here: this thread's NUMA node
+      std::vector<char> to(bytes, 0);
       ready.fetch_add(1);
       for (int r = 0; r < kRounds; ++r) {
         while (round.load(std::memory_order_acquire) < r) std::this_thread::yield();

@@ -18,7 +18,9 @@ double measurePingPong(int cpuA, int cpuB, int rounds);
 
 // Bytes per microsecond that threads, one pinned to each of `cpus`, copy
 // together, each between two buffers of `bytes` of its own (the best of 3
-// rounds, all threads copying at once).
-double measureCopyBytesPerUs(const std::vector<int>& cpus, size_t bytes);
+// rounds, all threads copying at once). The buffers copied from are first
+// touched on `sourceCpu` where it is not -1 (its NUMA node's memory), the
+// others on each thread's own CPU.
+double measureCopyBytesPerUs(const std::vector<int>& cpus, size_t bytes, int sourceCpu = -1);
 
 }  // namespace loom::topo::detail

@@ -147,8 +147,9 @@ void printPlan(std::ostream& os, const Topology& t, const std::vector<int>& rank
   const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
   const int ranks = static_cast<int>(identities.size());
   const int most = *std::max_element(ranksPerHost.begin(), ranksPerHost.end());
-  const double ranksPerCpu = mostRanksPerCpu(simulateHosts(t, ranksPerHost, mapBy));
-  in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most, 1, ranksPerCpu};
+  const std::vector<RankPlacement> placed = simulateHosts(t, ranksPerHost, mapBy);
+  const double ranksPerCpu = mostRanksPerCpu(placed);
+  in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most, 1, ranksPerCpu, mostSocketsOnAHost(placed)};
   in.fewestRanksOnAHost = *std::min_element(ranksPerHost.begin(), ranksPerHost.end());
   if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
   if (ranksPerHost.size() >= 2) {
@@ -160,6 +161,7 @@ void printPlan(std::ostream& os, const Topology& t, const std::vector<int>& rank
   const Tuning& tuning = config.tuning;
 
   os << ranks << " ranks on " << ranksPerHost.size() << (ranksPerHost.size() == 1 ? " host" : " hosts");
+  if (in.shape.sockets > 1) os << ", " << in.shape.sockets << " sockets a host";
   if (ranksPerCpu > 1) os << ", " << usString(ranksPerCpu) << " ranks per CPU (they run in turns)";
   os << "; LOOM_ALGO=" << (config.algorithm.empty() ? "(unset)" : config.algorithm)
      << (config.tuningFile.empty() ? std::string("; the cost model's built-in constants")
