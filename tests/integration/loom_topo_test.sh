@@ -269,6 +269,14 @@ expect_line '^  AllReduce ring on 2 ranks: [0-9.e+]+ us per step$'
 expect_line '^  memory: 2 CPUs copying at once: [0-9.e+]+ bytes/us together$'
 expect_line '^  AllGather bruck:( [0-9.e+]+){5}$'
 expect_line '^  AllReduce registered:( [0-9.e+]+){5}$'
+# Cross-memory attach is timed where the ranks may read each other's memory
+# (ptrace rules); elsewhere a sentence says why and its constants stay.
+if grep -Eq '^  AllReduce direct:( [0-9.e+]+){5}$' "$WORK/out"; then
+  grep -q '^direct efficiency 0.9$' "$WORK/cal.tuning" && fail "--calibrate timed cross-memory attach but kept its constants"
+else
+  expect_line '^loom-topo --calibrate: not timing cross-memory attach: '
+  expect_line '^  AllReduce direct: not timed \(the sentence above says why\); its constants stay as they were$'
+fi
 expect_line "^written to $WORK/cal.tuning"
 grep -Eq '^shm latency_us [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no shm latency"
 grep -Eq '^tree efficiency [0-9.e+-]+$' "$WORK/cal.tuning" || fail "--calibrate wrote no tree efficiency"
@@ -307,6 +315,11 @@ awk -v shm="$shm_latency" '$1 == "socket" && $2 == "latency_us" { found = 1; exi
   "$WORK/sockets.tuning" || fail "--calibrate on two sockets put a step across them below one within: $(cat "$WORK/sockets.tuning")"
 grep -Eq '^socket bytes_per_us [0-9.e+]+$' "$WORK/sockets.tuning" || fail "--calibrate on two sockets wrote no interconnect bandwidth"
 grep -q '^socket bytes_per_us 20000$' "$WORK/sockets.tuning" && fail "--calibrate on two sockets kept the built-in bandwidth"
+# Local ranks over another transport are not what it times.
+rc=0; LOOM_TRANSPORTS=tcp timeout 20 "$TOPO" --calibrate "$WORK/x.tuning" --ranks 2 >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 1 ]] || fail "--calibrate with LOOM_TRANSPORTS=tcp exited $rc, not 1"
+expect_line "^loom-topo: --calibrate times shared memory between local ranks, but LOOM_TRANSPORTS='tcp' connects them over tcp: unset it, or let it include shm$"
+[[ -e "$WORK/x.tuning" ]] && fail "--calibrate with LOOM_TRANSPORTS=tcp wrote a file"
 rc=0; "$TOPO" --calibrate "$WORK/x.tuning" --hosts 2,2 >"$WORK/out" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--calibrate --hosts exited $rc, not 2"
 # An existing file that is no tuning file is refused before measuring, and kept.

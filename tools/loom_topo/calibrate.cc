@@ -20,6 +20,8 @@
 #include "collectives/algorithm_table.h"
 #include "collectives/tuning_file.h"
 #include "loom_topo/numa_measure.h"
+#include "loom_topo/report.h"
+#include "transport/registry.h"
 
 namespace loom::topo {
 namespace {
@@ -43,6 +45,10 @@ struct Setting {
   A allGather;  // kCount: AllGather not measured
   const Sizes& sizes;
   bool registered = false;  // buffers from loomMemAlloc, registered
+  // Cross-memory attach (LOOM_CMA=1): where the ranks may not read each
+  // other's memory (ptrace rules), every rank's init refuses alike and the
+  // row keeps its constants.
+  bool crossMemoryAttach = false;
 };
 const Setting kSettings[] = {
     {"allreduce:ring;allgather:ring", A::kRing, A::kRing, kSizes},
@@ -50,6 +56,7 @@ const Setting kSettings[] = {
     {"allreduce:halvingdoubling", A::kHalvingDoubling, A::kCount, kSizes},
     {"allreduce:allpairs", A::kAllPairs, A::kCount, kSmallSizes},
     {"allreduce:registered", A::kRegistered, A::kCount, kSizes, true},
+    {"allreduce:direct", A::kDirect, A::kCount, kSizes, false, true},
 };
 constexpr int kSettingCount = sizeof(kSettings) / sizeof(kSettings[0]);
 
@@ -94,10 +101,18 @@ class RegisteredBuffers {
   std::vector<float> send(kSizes[kSizeCount - 1] / sizeof(float) + 1, 1.0f), recv(send.size() * 2);  // the largest
   for (int s = 0; s < settings; ++s) {
     setenv("LOOM_ALGO", kSettings[s].algo, 1);
+    if (kSettings[s].crossMemoryAttach) setenv("LOOM_CMA", "1", 1);
     loomComm_t comm = nullptr;
     loomConfig_t config = LOOM_CONFIG_INITIALIZER;
     config.timeoutMs = 120000;
-    if (loomCommInitRank(&comm, ranks, ids[s], rank, &config) != loomSuccess) {
+    const loomResult_t rc = loomCommInitRank(&comm, ranks, ids[s], rank, &config);
+    unsetenv("LOOM_CMA");
+    if (rc == loomUnsupported && kSettings[s].crossMemoryAttach) {
+      if (rank == 0)
+        std::fprintf(stderr, "loom-topo --calibrate: not timing cross-memory attach: %s\n", loomGetLastError());
+      continue;
+    }
+    if (rc != loomSuccess) {
       std::fprintf(stderr, "loom-topo --calibrate: rank %d: %s\n", rank, loomGetLastError());
       std::_Exit(3);
     }
@@ -176,6 +191,20 @@ std::vector<int> cpusToRunOn() {
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &set)) cpus.push_back(c);
   return cpus;
+}
+
+// What it times is shared memory between local ranks: a LOOM_TRANSPORTS
+// that connects them otherwise would fit its constants (and the registered
+// row, which needs shared memory) to another transport.
+void requireSharedMemory(int ranks) {
+  const char* setting = std::getenv("LOOM_TRANSPORTS");
+  const std::string text = setting != nullptr ? setting : "";
+  const std::vector<int> chosen =
+      chooseTransports(simulatedIdentities({ranks}), 0, parseTransportFilter(text, "LOOM_TRANSPORTS"));
+  const std::string kind = transportKinds()[static_cast<size_t>(chosen[1])].name;
+  if (kind != "shm")
+    fail(loomInvalidArgument, "--calibrate times shared memory between local ranks, but LOOM_TRANSPORTS='" + text +
+                                  "' connects them over " + kind + ": unset it, or let it include shm");
 }
 
 // A step of the ring AllReduce at 8 B on `ranks`.
@@ -260,9 +289,13 @@ void calibrate(std::ostream& report, const Topology& t, int ranks, const std::st
   // The network's constants (--calibrate-network's) stay as the file has
   // them; a file that is no tuning file is refused before measuring.
   CostConstants costs = costsToUpdate(outPath);
+  requireSharedMemory(ranks);
   const bool networkBuiltIn = std::memcmp(&costs.network, &defaultCosts().network, sizeof(LinkCosts)) == 0;
-  // What the ranks measure must be the built-in algorithms, not a file's choice.
+  // What the ranks measure must be the built-in algorithms, not a file's
+  // choice, over the transports' plain copies (the direct row sets
+  // LOOM_CMA=1 for itself).
   unsetenv("LOOM_TUNING_FILE");
+  unsetenv("LOOM_CMA");
   // More ranks than CPUs run in turns (cost_model.h): what a rank streams
   // and a step's own costs are fitted as they run, then given per CPU.
   const std::vector<int> cpuList = cpusToRunOn();
@@ -330,6 +363,10 @@ void calibrate(std::ostream& report, const Topology& t, int ranks, const std::st
   setAlgorithm(A::kBruck, fitAlgorithm(1, 1, A::kBruck));
   setAlgorithm(A::kAllPairs, fitAlgorithm(3, 0, A::kAllPairs));
   setAlgorithm(A::kRegistered, fitAlgorithm(4, 0, A::kRegistered));
+  if (us[5][0][0] > 0)
+    setAlgorithm(A::kDirect, fitAlgorithm(5, 0, A::kDirect));
+  else
+    report << "  AllReduce direct: not timed (the sentence above says why); its constants stay as they were\n";
 
   char host[256] = "this host";
   gethostname(host, sizeof(host) - 1);
