@@ -207,8 +207,9 @@ double trafficUs(const Traffic& traffic, const TeamShape& shape, const CostConst
   const double withinSteps = traffic.steps - crossingSteps;
   // Ranks that share a CPU run in turns (cost_model.h).
   const double turns = std::max(1.0, shape.ranksPerCpu);
+  // A step's whole chunk crosses at the link's rate or its CPU's, the slower.
   const double latencyUs =
-      crossingSteps * (link.latencyUs + traffic.stepBytes / link.bytesPerUs) +
+      crossingSteps * (link.latencyUs + traffic.stepBytes / std::min(link.bytesPerUs, costs.sharedMemory.bytesPerUs)) +
       withinSteps * (costs.sharedMemory.latencyUs + traffic.stepBytes / costs.sharedMemory.bytesPerUs) +
       traffic.steps * (turns - 1) * costs.switchUs;
   // The busiest rank's bytes through its share of the link (and its CPU's
@@ -221,11 +222,12 @@ double trafficUs(const Traffic& traffic, const TeamShape& shape, const CostConst
   const double bytesUs = std::max({traffic.bytes / (streamBytesPerUs * efficiency),
                                    meanBytes * turns / (costs.sharedMemory.bytesPerUs * efficiency),
                                    meanBytes * copying / (costs.memoryBytesPerUs * efficiency)});
-  // Each step across the boundary its link carries a message per sharer
-  // (across hosts, the kernel passes of the further ones add up as
-  // all-pairs' further messages do).
-  const double messages = traffic.messages + crossingSteps * (sharers - 1);
-  return latencyUs + turns * (traffic.steps * stepUs + messages * link.messageUs) + bytesUs;
+  // Each step across hosts the host's link carries a message per sharer:
+  // its stack and NIC take them one after another, their kernel passes
+  // adding up as all-pairs' further messages do.
+  const double queuedMessages = boundary.link == &costs.network ? crossingSteps * (sharers - 1) : 0;
+  return latencyUs + turns * (traffic.steps * stepUs + traffic.messages * link.messageUs) +
+         queuedMessages * link.messageUs + bytesUs;
 }
 
 }  // namespace

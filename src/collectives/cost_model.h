@@ -7,14 +7,19 @@
 // host (or a socket) may share (a ring crosses each boundary once; the
 // logarithmic schedules send from every rank of a host at once).
 //
-//   time = steps x (link latency + the schedule's own cost per step)
-//        + (further messages + steps x (sharers - 1)) x the link's cost
-//          per message
-//        + bytes on the busiest link / (link bandwidth / sharers x the
-//          schedule's efficiency)
+//   time = steps x (link latency + (L - 1) x switch)
+//        + L x (steps x the schedule's own cost per step
+//               + further messages x the link's cost per message)
+//        + steps across hosts x (sharers - 1) x the link's cost per message
+//        + the longest of: the busiest rank's bytes / (its share of the
+//          link: link bandwidth / sharers, at most a CPU's stream), every
+//          rank's bytes x L / a CPU's stream, every rank's bytes x the
+//          ranks of a host / its memory's rate (each at the schedule's
+//          efficiency)
 //
-// where the sharers are the ranks of a host whose messages cross its
-// network link in one step: they share its bandwidth, and its stack and
+// with L the ranks per CPU (below),
+// and the sharers the ranks of a host whose messages cross its network
+// link in one step: they share its bandwidth, and its stack and
 // NIC take their messages one after another (measured: on 2 hosts of 2,
 // one message across per host through a leader beat one per rank 2.5x).
 // The simulator's timeline charges each message to its receiver alone, so

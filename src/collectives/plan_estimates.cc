@@ -66,12 +66,15 @@ double acrossUs(TunedCollective collective, const PlanInputs& in, const Tuning& 
 
 // A host's ranks each hand a leader `bytes` (or the leader hands each of
 // them `bytes`): one step over shared memory, a further message per
-// further member, and the leader's copies in or out.
+// further member, and the leader's copies in or out; where ranks share
+// CPUs, in turns as the flat schedules (cost_model.h).
 double fanUs(const PlanInputs& in, const CostConstants& costs, size_t bytes) {
   const int members = in.shape.mostRanksOnAHost;
   if (members < 2) return 0;
   const LinkCosts& link = costs.sharedMemory;
-  return link.latencyUs + (members - 2) * link.messageUs + (members - 1) * static_cast<double>(bytes) / link.bytesPerUs;
+  const double turns = std::max(1.0, in.shape.ranksPerCpu);
+  return link.latencyUs + (turns - 1) * costs.switchUs +
+         turns * ((members - 2) * link.messageUs + (members - 1) * static_cast<double>(bytes) / link.bytesPerUs);
 }
 
 // leaderAllReduce and leaderAllGather (hierarchical.cc).

@@ -49,8 +49,10 @@ Task<> singleCopy(const Schedules& schedules, TunedAlgorithm chosen, PlanInputs 
     in.registeredWindows = false;
     in.memo = nullptr;  // the team's memo keeps its choice with registered buffers
     chosen = schedules.plan(in, team.tuning, bytes);
+    noteAlgorithm(team, wait, schedules.collective, chosen, bytes, true);
+  } else {
+    noteAlgorithm(team, wait, schedules.collective, chosen, bytes);
   }
-  noteAlgorithm(team, wait, schedules.collective, chosen, bytes);
   if (chosen == TunedAlgorithm::kDirect) {
     co_await schedules.direct(team, args, wait, peers);
   } else {

@@ -57,11 +57,10 @@ struct Team {
   // The most and the fewest members on one host; set with `hosts`.
   int mostRanksOnAHost = 1;
   int fewestRanksOnAHost = 1;
-  // Ranks per CPU on the most crowded host (topo::mostRanksPerCpu), set
-  // once the members' places are known; sub-teams share their parent's.
+  // Ranks per CPU on the most crowded host and the most sockets one host's
+  // members are bound to (topo::mostCrowdedHost), set once the members'
+  // places are known; sub-teams share their parent's.
   double ranksPerCpu = 1;
-  // The sockets this team's ranks are bound to on one host
-  // (topo::mostSocketsOnAHost), set with ranksPerCpu; sub-teams share it.
   int sockets = 1;
   // On two hosts: the bytes of one segment of the overlapped AllReduce in
   // steps (hierarchical_pipeline.h), set with `hosts`; 0 elsewhere.

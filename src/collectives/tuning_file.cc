@@ -65,10 +65,17 @@ CostConstants parseTuning(const std::string& text, const std::string& where) {
   CostConstants costs = defaultCosts();
   std::istringstream in(text);
   std::string line;
+  // --calibrate fits shared memory per CPU and writes the switch with it; a
+  // file it wrote without the switch holds constants fitted as its ranks
+  // shared the CPUs, which the model would count twice.
+  bool calibrated = false, switchGiven = false;
   for (int number = 1; std::getline(in, line); ++number) {
     const std::string at = where + ":" + std::to_string(number);
     const size_t hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
+    if (hash != std::string::npos) {
+      calibrated = calibrated || line.find("Measured by loom-topo --calibrate on ", hash) != std::string::npos;
+      line.resize(hash);
+    }
     std::istringstream words(line);
     std::string scope, key, value, extra;
     if (!(words >> scope)) continue;  // blank or comment
@@ -114,7 +121,12 @@ CostConstants parseTuning(const std::string& text, const std::string& where) {
       fail(loomInvalidArgument, at + ": '" + value + "' is not a number");
     checkValue(parsed, key, at);
     *field = parsed;
+    switchGiven = switchGiven || field == &costs.switchUs;
   }
+  if (calibrated && !switchGiven)
+    fail(loomInvalidArgument, where +
+                                  ": measured by a loom-topo --calibrate that fitted shared memory as its ranks "
+                                  "shared the CPUs, and has no 'cpu switch_us': run loom-topo --calibrate again");
   return costs;
 }
 

@@ -13,8 +13,10 @@ namespace loom {
 
 // Notes the algorithm in the operation's flight-recorder entry
 // (wait.algorithm) and logs it the first time. Cheap when TUNING is not
-// logged: one check of the log settings.
+// logged: one check of the log settings. `unregistered`: the swapped
+// addresses showed some rank's buffers unregistered, and the algorithm is
+// what the model picks without registered buffers (select.cc).
 void noteAlgorithm(const Team& team, const WaitContext& wait, TunedCollective collective, TunedAlgorithm algorithm,
-                   size_t bytes);
+                   size_t bytes, bool unregistered = false);
 
 }  // namespace loom

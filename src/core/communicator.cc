@@ -243,8 +243,9 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities) {
     team_.places[r].numa = placements[r].numa;
   }
   team_.ring = topo::ringOrder(placements);
-  team_.ranksPerCpu = topo::mostRanksPerCpu(placements);
-  team_.sockets = topo::mostSocketsOnAHost(placements);
+  const topo::HostCrowding crowding = topo::mostCrowdedHost(placements);
+  team_.ranksPerCpu = crowding.ranksPerCpu;
+  team_.sockets = crowding.sockets;
   for (int i = 0; i < team_.nranks; ++i)
     if (team_.ring[i] == team_.rank) team_.ringPosition = i;
   if (team_.rank == 0) {

@@ -92,33 +92,31 @@ RankPlacement placementOfCpu(const Topology& topology, const PathFinder& paths, 
   return placementOf(topology, paths, cpu >= 0 ? std::vector<int>{cpu} : std::vector<int>{}, host);
 }
 
-double mostRanksPerCpu(const std::vector<RankPlacement>& ranks) {
-  struct HostCpus {
-    uint64_t mask[kMaskCpus / 64] = {};
-    int ranks = 0;
+HostCrowding mostCrowdedHost(const std::vector<RankPlacement>& ranks) {
+  struct Host {
+    uint64_t cpus[kMaskCpus / 64] = {};
+    int boundRanks = 0;
+    std::set<int> sockets;
   };
-  std::map<std::string, HostCpus> hosts;
+  std::map<std::string, Host> hosts;
   for (const RankPlacement& p : ranks) {
-    HostCpus& host = hosts[std::string(p.host, strnlen(p.host, sizeof(p.host)))];
-    ++host.ranks;
-    for (int word = 0; word < kMaskCpus / 64; ++word) host.mask[word] |= p.cpuMask[word];
+    Host& host = hosts[std::string(p.host, strnlen(p.host, sizeof(p.host)))];
+    bool bound = false;
+    for (int word = 0; word < kMaskCpus / 64; ++word) {
+      host.cpus[word] |= p.cpuMask[word];
+      bound = bound || p.cpuMask[word] != 0;
+    }
+    host.boundRanks += bound ? 1 : 0;
+    if (p.package >= 0) host.sockets.insert(p.package);
   }
-  double most = 1;
+  HostCrowding most;
   for (const auto& [name, host] : hosts) {
     int cpus = 0;
-    for (uint64_t word : host.mask) cpus += __builtin_popcountll(word);
-    if (cpus > 0) most = std::max(most, static_cast<double>(host.ranks) / cpus);
+    for (uint64_t word : host.cpus) cpus += __builtin_popcountll(word);
+    if (cpus > 0) most.ranksPerCpu = std::max(most.ranksPerCpu, static_cast<double>(host.boundRanks) / cpus);
+    most.sockets = std::max(most.sockets, static_cast<int>(host.sockets.size()));
   }
   return most;
-}
-
-int mostSocketsOnAHost(const std::vector<RankPlacement>& ranks) {
-  std::map<std::string, std::set<int>> socketsOf;
-  for (const RankPlacement& p : ranks)
-    if (p.package >= 0) socketsOf[std::string(p.host, strnlen(p.host, sizeof(p.host)))].insert(p.package);
-  size_t most = 1;
-  for (const auto& [host, sockets] : socketsOf) most = std::max(most, sockets.size());
-  return static_cast<int>(most);
 }
 
 std::vector<RankPlacement> simulatePlacements(const Topology& topology, int n, const std::string& mapBy) {

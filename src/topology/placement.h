@@ -51,12 +51,16 @@ struct RingCrossings {
 };
 RingCrossings countCrossings(const std::vector<RankPlacement>& ranks, const std::vector<int>& ring);
 
-// Ranks per CPU on the most crowded host: each host's ranks over the CPUs
-// their bindings cover together. 1 where no host's bindings are known.
-double mostRanksPerCpu(const std::vector<RankPlacement>& ranks);
-// The most sockets one host's ranks are bound to (ranks bound across
-// several sockets count for none); 1 where none is known.
-int mostSocketsOnAHost(const std::vector<RankPlacement>& ranks);
+// What the cost model counts of the hosts' crowding, the most of any host:
+// its ranks per CPU (a host's ranks whose bindings are known over the CPUs
+// those bindings cover together: hardware threads) and the sockets its
+// ranks are bound to (ranks bound across several count for none). 1 each
+// where nothing is known.
+struct HostCrowding {
+  double ranksPerCpu = 1;
+  int sockets = 1;
+};
+HostCrowding mostCrowdedHost(const std::vector<RankPlacement>& ranks);
 
 // Placement of a rank bound to one CPU of `topology`; for many ranks, pass
 // one PathFinder on `topology` (its nearest-NIC search is the cost).

@@ -254,39 +254,45 @@ TEST(TopologyRings, HostsFirstAndRankZeroLeads) {
   EXPECT_EQ(locality(r[0], r[1]), Locality::kOtherHost);
 }
 
-// The cost model's CPU sharers: each host's ranks over the CPUs their
-// bindings cover together, the most crowded host's.
+// The cost model's CPU sharers: each host's bound ranks over the CPUs their
+// bindings cover together, and the sockets they are bound to, the most
+// crowded host's.
 TEST(TopologyRings, RanksPerCpuAndSocketsFollowEachHostsBindings) {
   auto bound = [](const char* host, std::initializer_list<int> cpus) {
     RankPlacement p{};
     std::snprintf(p.host, sizeof(p.host), "%s", host);
+    p.package = -1;
     for (int c : cpus) p.cpuMask[c / 64] |= uint64_t{1} << (c % 64);
     return p;
   };
+  auto ranksPerCpu = [](const std::vector<RankPlacement>& ranks) { return mostCrowdedHost(ranks).ranksPerCpu; };
+  auto sockets = [](const std::vector<RankPlacement>& ranks) { return mostCrowdedHost(ranks).sockets; };
   // Host a: 3 ranks on CPUs 0-1 (two of them both on CPU 0); host b: 2 on
   // CPUs 64 and 700.
   EXPECT_DOUBLE_EQ(
-      mostRanksPerCpu({bound("a", {0}), bound("a", {0}), bound("a", {1}), bound("b", {64}), bound("b", {700})}), 1.5);
-  EXPECT_DOUBLE_EQ(mostRanksPerCpu({bound("a", {0, 1, 2, 3}), bound("a", {0, 1, 2, 3})}), 1);  // fewer than CPUs
-  EXPECT_DOUBLE_EQ(mostRanksPerCpu({bound("a", {}), bound("a", {})}), 1);                      // bindings unknown
-  EXPECT_DOUBLE_EQ(mostRanksPerCpu({}), 1);
+      ranksPerCpu({bound("a", {0}), bound("a", {0}), bound("a", {1}), bound("b", {64}), bound("b", {700})}), 1.5);
+  EXPECT_DOUBLE_EQ(ranksPerCpu({bound("a", {0, 1, 2, 3}), bound("a", {0, 1, 2, 3})}), 1);  // fewer than CPUs
+  EXPECT_DOUBLE_EQ(ranksPerCpu({bound("a", {}), bound("a", {})}), 1);                      // bindings unknown
+  // A rank whose binding is unknown adds no CPU and counts for none.
+  EXPECT_DOUBLE_EQ(ranksPerCpu({bound("a", {0}), bound("a", {1}), bound("a", {})}), 1);
+  EXPECT_DOUBLE_EQ(ranksPerCpu({}), 1);
+  EXPECT_EQ(sockets({}), 1);
   // mpirun's --map-by core on a machine's files: a rank per core until the
-  // cores run out, then the ranks share them.
+  // cores run out, then the ranks share them; --map-by socket alternates
+  // the two sockets.
   auto t = load("aws-g4dn-metal-8xT4-pcie.hwloc.xml");
   std::set<std::pair<int, int>> cores;
   for (const Pu& pu : t->pus) cores.insert({pu.package, pu.core});
   const int n = static_cast<int>(cores.size());
   ASSERT_EQ(n, 48);
-  EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, 8, "core")), 1);
-  EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, n, "socket")), 1);
-  EXPECT_DOUBLE_EQ(mostRanksPerCpu(simulatePlacements(*t, 2 * n, "core")), 2);
-  // Sockets: round robin over both, or the first 8 cores of socket 0.
-  EXPECT_EQ(mostSocketsOnAHost(simulatePlacements(*t, 8, "socket")), 2);
-  EXPECT_EQ(mostSocketsOnAHost(simulatePlacements(*t, 8, "core")), 1);
+  EXPECT_DOUBLE_EQ(ranksPerCpu(simulatePlacements(*t, 8, "core")), 1);
+  EXPECT_DOUBLE_EQ(ranksPerCpu(simulatePlacements(*t, n, "socket")), 1);
+  EXPECT_DOUBLE_EQ(ranksPerCpu(simulatePlacements(*t, 2 * n, "core")), 2);
+  EXPECT_EQ(sockets(simulatePlacements(*t, 8, "socket")), 2);
+  EXPECT_EQ(sockets(simulatePlacements(*t, 8, "core")), 1);
   std::vector<RankPlacement> unbound = simulatePlacements(*t, 4, "socket");
   for (RankPlacement& p : unbound) p.package = -1;  // each bound across sockets
-  EXPECT_EQ(mostSocketsOnAHost(unbound), 1);
-  EXPECT_EQ(mostSocketsOnAHost({}), 1);
+  EXPECT_EQ(sockets(unbound), 1);
 }
 
 TEST(TopologyRings, OwnPlacementFollowsTheBinding) {

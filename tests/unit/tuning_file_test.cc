@@ -110,6 +110,21 @@ TEST(TuningFileTest, MalformedLinesAreRefusedNamingTheFileLineAndWhat) {
   EXPECT_NE(refusal("direct speed 1\n").find("direct has no 'speed'"), std::string::npos);
 }
 
+// A file --calibrate wrote without the switch was fitted as its ranks took
+// turns on the CPUs; the model would count the turns again.
+TEST(TuningFileTest, ACalibratedFileWithoutTheSwitchIsRefused) {
+  const std::string header = "# Loom cost constants\n# Measured by loom-topo --calibrate on vm, 2026-12-06.\n";
+  EXPECT_NE(refusal(header + "shm latency_us 3.5\nshm bytes_per_us 2270\n")
+                .find("t.tuning: measured by a loom-topo --calibrate that fitted shared memory as its ranks shared "
+                      "the CPUs, and has no 'cpu switch_us': run loom-topo --calibrate again"),
+            std::string::npos);
+  EXPECT_EQ(parseTuning(header + "shm latency_us 3.5\ncpu switch_us 1\n", "t.tuning").switchUs, 1);
+  // What --calibrate writes reads back; a file written by hand needs no switch.
+  EXPECT_EQ(parseTuning(tuningText(defaultCosts(), "Measured by loom-topo --calibrate on vm"), "t.tuning").switchUs,
+            defaultCosts().switchUs);
+  EXPECT_EQ(parseTuning("shm latency_us 3.5\n", "t.tuning").sharedMemory.latencyUs, 3.5);
+}
+
 TEST(TuningFileTest, AFileThatCannotBeReadIsSaidSo) {
   try {
     readTuningFile("/nonexistent/loom.tuning");

@@ -333,20 +333,29 @@ void calibrate(std::ostream& report, const Topology& t, int ranks, const std::st
     fail(loomSystemError,
          "the ring's time did not grow with its size: the machine was too busy to measure; run it again");
   shm.bytesPerUs = turns / ringSlope;
-  // The switches: a step's time against the ring's on a CPU per rank.
+  // The switches: a step's time against the ring's on a CPU per rank. On
+  // one CPU no two ranks run apart: the step alone keeps its value and the
+  // rest of the measured step is the switches.
   if (turns > 1 && cpus >= 2) {
     const double aloneUs = ringStepUs(measure(cpus, 1), cpus);
     report << "  AllReduce ring on " << cpus << " ranks: " << shortNumber(aloneUs) << " us per step\n";
     costs.switchUs = std::max(0.0, (latencyUs - aloneUs) / (turns - 1));
+    shm.latencyUs = std::max(0.0, latencyUs - (turns - 1) * costs.switchUs);
+  } else if (turns > 1) {
+    costs.switchUs = std::max(0.0, (latencyUs - shm.latencyUs) / (turns - 1));
+  } else {
+    shm.latencyUs = latencyUs;
   }
-  shm.latencyUs = std::max(0.0, latencyUs - (turns - 1) * costs.switchUs);
-  // The memory: every CPU copying at once, out of cache. The ring's ranks
-  // copied at least as fast together, whatever this finds.
+  // The memory: every CPU copying at once, out of cache (buffers of at most
+  // 256 MiB in all). A byte a rank sends is copied twice, into a slot and
+  // out of it, so in the model's bytes the memory moves half what it
+  // copies; and the ring's ranks moved at least as much together.
   if (!cpuList.empty()) {
-    const double copiedBytesPerUs = detail::measureCopyBytesPerUs(cpuList, size_t{16} << 20);
+    const size_t bufferBytes = std::clamp<size_t>((size_t{128} << 20) / cpuList.size(), 1 << 20, 16 << 20);
+    const double copiedBytesPerUs = detail::measureCopyBytesPerUs(cpuList, bufferBytes);
     report << "  memory: " << cpus << " CPUs copying at once: " << shortNumber(copiedBytesPerUs)
            << " bytes/us together\n";
-    costs.memoryBytesPerUs = copiedBytesPerUs;
+    costs.memoryBytesPerUs = copiedBytesPerUs / 2;
   }
   costs.memoryBytesPerUs = std::max(costs.memoryBytesPerUs, ranks / ringSlope);
   calibrateSockets(report, t, cpuList, costs);

@@ -230,9 +230,11 @@ Options parse(int argc, char** argv) {
     }
   }
   if (!o.ranksPerHost.empty() && o.ranks > 0) usageError("give --ranks or --hosts, not both");
-  if (!o.calibrateTo.empty() && (o.plan || o.format != "text" || o.check || !o.ranksPerHost.empty()))
+  if (!o.calibrateTo.empty() &&
+      (o.plan || o.format != "text" || o.check || !o.ranksPerHost.empty() || !o.topoFile.empty()))
     usageError(
-        "--calibrate measures ranks of this host alone: leave out --plan, --xml, --json, --dot, --check and --hosts");
+        "--calibrate measures ranks of this host alone: leave out --plan, --xml, --json, --dot, --check, --hosts and "
+        "--topo-file");
   if (!o.calibrateNetworkTo.empty() && (o.plan || o.format != "text" || o.check || !o.ranksPerHost.empty() ||
                                         o.ranks > 0 || !o.calibrateTo.empty() || o.simulate))
     usageError("--calibrate-network measures the job it runs in: leave out every other option but --no-versions");

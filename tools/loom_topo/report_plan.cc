@@ -147,9 +147,9 @@ void printPlan(std::ostream& os, const Topology& t, const std::vector<int>& rank
   const std::vector<RankIdentity> identities = simulatedIdentities(ranksPerHost);
   const int ranks = static_cast<int>(identities.size());
   const int most = *std::max_element(ranksPerHost.begin(), ranksPerHost.end());
-  const std::vector<RankPlacement> placed = simulateHosts(t, ranksPerHost, mapBy);
-  const double ranksPerCpu = mostRanksPerCpu(placed);
-  in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most, 1, ranksPerCpu, mostSocketsOnAHost(placed)};
+  const HostCrowding crowding = mostCrowdedHost(simulateHosts(t, ranksPerHost, mapBy));
+  const double ranksPerCpu = crowding.ranksPerCpu;
+  in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most, 1, ranksPerCpu, crowding.sockets};
   in.fewestRanksOnAHost = *std::min_element(ranksPerHost.begin(), ranksPerHost.end());
   if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
   if (ranksPerHost.size() >= 2) {
