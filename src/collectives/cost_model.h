@@ -86,6 +86,9 @@ struct TeamShape {
   // On one host: the sockets its ranks are bound across (their steps
   // between sockets cross the interconnect); 1 where unknown.
   int sockets = 1;
+  // The fewest CPUs of a host (topo::HostCrowding): what the steps across
+  // hosts, a lane per local index at once, share there; 0 where unknown.
+  int fewestCpusOnAHost = 0;
 };
 
 // One schedule's shape on P ranks moving `bytes`: its steps, the bytes

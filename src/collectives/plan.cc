@@ -138,8 +138,12 @@ TunedAlgorithm cheapestAcrossHosts(TunedCollective collective, const PlanInputs&
 
 PlanInputs acrossHostsInputs(const PlanInputs& in, int hosts, int lanes) {
   PlanInputs across = in;
-  // Each host runs `lanes` of its ranks' steps at once.
-  across.shape = {hosts, hosts, 1, lanes, in.shape.ranksPerCpu * lanes / in.shape.mostRanksOnAHost};
+  // Each host runs `lanes` of its ranks' steps at once: on the host of
+  // fewest CPUs, where known, they take the most turns.
+  const int cpus = in.shape.fewestCpusOnAHost;
+  const double turns =
+      cpus > 0 ? static_cast<double>(lanes) / cpus : in.shape.ranksPerCpu * lanes / in.shape.mostRanksOnAHost;
+  across.shape = {hosts, hosts, 1, lanes, turns, 1, cpus};
   across.fewestRanksOnAHost = 1;
   across.twoHostSegmentBytes = 0;
   across.singleCopy = false;  // the lanes' teams run the flat schedules
@@ -160,7 +164,8 @@ bool blocksInFewRounds(const PlanInputs& in) {
 
 PlanInputs planInputsOf(const Team& team) {
   PlanInputs in;
-  in.shape = {team.nranks, team.hosts, team.mostRanksOnAHost, 1, team.ranksPerCpu, team.sockets};
+  in.shape = {team.nranks,      team.hosts,   team.mostRanksOnAHost, 1,
+              team.ranksPerCpu, team.sockets, team.fewestCpusOnAHost};
   in.fewestRanksOnAHost = team.fewestRanksOnAHost;
   in.singleCopy = team.peerMemory() != nullptr;
   in.registeredWindows = team.windows != nullptr && team.windows->anyMapped();

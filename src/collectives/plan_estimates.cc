@@ -13,7 +13,8 @@ namespace loom {
 namespace {
 
 TeamShape fullestHost(const PlanInputs& in) {
-  return {in.shape.mostRanksOnAHost, 1, in.shape.mostRanksOnAHost, 1, in.shape.ranksPerCpu, in.shape.sockets};
+  return {in.shape.mostRanksOnAHost, 1, in.shape.mostRanksOnAHost, 1, in.shape.ranksPerCpu, in.shape.sockets,
+          in.shape.fewestCpusOnAHost};
 }
 
 // A composition's step across hosts as it runs: `lanes` teams of one rank

@@ -36,6 +36,7 @@ Team Team::subTeam(const std::vector<int>& indices) const {
   sub.windows = windows;
   sub.ranksPerCpu = ranksPerCpu;
   sub.sockets = sockets;
+  sub.fewestCpusOnAHost = fewestCpusOnAHost;
   return sub;
 }
 

@@ -62,6 +62,7 @@ struct Team {
   // places are known; sub-teams share their parent's.
   double ranksPerCpu = 1;
   int sockets = 1;
+  int fewestCpusOnAHost = 0;
   // On two hosts: the bytes of one segment of the overlapped AllReduce in
   // steps (hierarchical_pipeline.h), set with `hosts`; 0 elsewhere.
   size_t twoHostSegmentBytes = 0;

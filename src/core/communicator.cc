@@ -246,6 +246,7 @@ void Communicator::placeMembers(const std::vector<RankIdentity>& identities) {
   const topo::HostCrowding crowding = topo::mostCrowdedHost(placements);
   team_.ranksPerCpu = crowding.ranksPerCpu;
   team_.sockets = crowding.sockets;
+  team_.fewestCpusOnAHost = crowding.fewestCpus;
   for (int i = 0; i < team_.nranks; ++i)
     if (team_.ring[i] == team_.rank) team_.ringPosition = i;
   if (team_.rank == 0) {

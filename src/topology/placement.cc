@@ -113,7 +113,10 @@ HostCrowding mostCrowdedHost(const std::vector<RankPlacement>& ranks) {
   for (const auto& [name, host] : hosts) {
     int cpus = 0;
     for (uint64_t word : host.cpus) cpus += __builtin_popcountll(word);
-    if (cpus > 0) most.ranksPerCpu = std::max(most.ranksPerCpu, static_cast<double>(host.boundRanks) / cpus);
+    if (cpus > 0) {
+      most.ranksPerCpu = std::max(most.ranksPerCpu, static_cast<double>(host.boundRanks) / cpus);
+      most.fewestCpus = most.fewestCpus == 0 ? cpus : std::min(most.fewestCpus, cpus);
+    }
     most.sockets = std::max(most.sockets, static_cast<int>(host.sockets.size()));
   }
   return most;

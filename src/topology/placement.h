@@ -51,14 +51,16 @@ struct RingCrossings {
 };
 RingCrossings countCrossings(const std::vector<RankPlacement>& ranks, const std::vector<int>& ring);
 
-// What the cost model counts of the hosts' crowding, the most of any host:
-// its ranks per CPU (a host's ranks whose bindings are known over the CPUs
-// those bindings cover together: hardware threads) and the sockets its
-// ranks are bound to (ranks bound across several count for none). 1 each
-// where nothing is known.
+// What the cost model counts of the hosts' crowding: the most ranks per
+// CPU on a host (a host's ranks whose bindings are known over the CPUs
+// those bindings cover together: hardware threads), the most sockets one
+// host's ranks are bound to (ranks bound across several count for none),
+// 1 each where nothing is known; and the fewest CPUs a host's bindings
+// cover, 0 where none is known.
 struct HostCrowding {
   double ranksPerCpu = 1;
   int sockets = 1;
+  int fewestCpus = 0;
 };
 HostCrowding mostCrowdedHost(const std::vector<RankPlacement>& ranks);
 

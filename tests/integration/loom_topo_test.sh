@@ -322,6 +322,10 @@ expect_line "^loom-topo: --calibrate times shared memory between local ranks, bu
 [[ -e "$WORK/x.tuning" ]] && fail "--calibrate with LOOM_TRANSPORTS=tcp wrote a file"
 rc=0; "$TOPO" --calibrate "$WORK/x.tuning" --hosts 2,2 >"$WORK/out" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--calibrate --hosts exited $rc, not 2"
+# It measures this machine: a file describing another is refused.
+rc=0; "$TOPO" --calibrate "$WORK/x.tuning" --topo-file "$G4DN" >"$WORK/out" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--calibrate --topo-file exited $rc, not 2"
+expect_line '^loom-topo: --calibrate measures ranks of this host alone: leave out .*--hosts and --topo-file$'
 # An existing file that is no tuning file is refused before measuring, and kept.
 printf 'not a tuning file\n' >"$WORK/notes.txt"
 rc=0; timeout 20 "$TOPO" --calibrate "$WORK/notes.txt" --ranks 2 >"$WORK/out" 2>&1 || rc=$?

@@ -535,6 +535,14 @@ TEST(CostModelTest, RanksThatShareACpuRunInTurnsAndAHostsCopiesShareItsMemory) {
   twoCrowded.shape.ranksPerCpu = 4;
   EXPECT_DOUBLE_EQ(acrossHostsInputs(twoCrowded, 2, 2).shape.ranksPerCpu, 1);
   EXPECT_DOUBLE_EQ(acrossHostsInputs(twoCrowded, 2, 8).shape.ranksPerCpu, 4);
+  // Where the hosts' CPUs are known, the host of fewest takes the most
+  // turns: 8 ranks on 8 CPUs and 4 on 1, 4 lanes, all 4 on that one CPU.
+  PlanInputs unevenCpus = layout(2, 8);
+  unevenCpus.shape.ranksPerCpu = 4;
+  unevenCpus.shape.fewestCpusOnAHost = 1;
+  EXPECT_DOUBLE_EQ(acrossHostsInputs(unevenCpus, 2, 4).shape.ranksPerCpu, 4);
+  twoCrowded.shape.fewestCpusOnAHost = 2;
+  EXPECT_DOUBLE_EQ(acrossHostsInputs(twoCrowded, 2, 8).shape.ranksPerCpu, 4);
   // At every size the least estimate runs, crowded as uncrowded.
   for (size_t bytes = 8; bytes < (size_t{256} << 20); bytes = bytes * 3 / 2 + 4) {
     EXPECT_EQ(planAllReduce(crowded, tuning(), bytes), leastEstimate(C::kAllReduce, crowded, tuning(), bytes));

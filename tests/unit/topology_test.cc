@@ -277,6 +277,10 @@ TEST(TopologyRings, RanksPerCpuAndSocketsFollowEachHostsBindings) {
   EXPECT_DOUBLE_EQ(ranksPerCpu({bound("a", {0}), bound("a", {1}), bound("a", {})}), 1);
   EXPECT_DOUBLE_EQ(ranksPerCpu({}), 1);
   EXPECT_EQ(sockets({}), 1);
+  // The host of fewest CPUs: a's 2 (b's cover 3, c's none known).
+  EXPECT_EQ(mostCrowdedHost({bound("a", {0}), bound("a", {1}), bound("b", {64, 65, 66}), bound("c", {})}).fewestCpus,
+            2);
+  EXPECT_EQ(mostCrowdedHost({bound("a", {})}).fewestCpus, 0);
   // mpirun's --map-by core on a machine's files: a rank per core until the
   // cores run out, then the ranks share them; --map-by socket alternates
   // the two sockets.

@@ -149,7 +149,8 @@ void printPlan(std::ostream& os, const Topology& t, const std::vector<int>& rank
   const int most = *std::max_element(ranksPerHost.begin(), ranksPerHost.end());
   const HostCrowding crowding = mostCrowdedHost(simulateHosts(t, ranksPerHost, mapBy));
   const double ranksPerCpu = crowding.ranksPerCpu;
-  in.shape = {ranks, static_cast<int>(ranksPerHost.size()), most, 1, ranksPerCpu, crowding.sockets};
+  in.shape = {
+      ranks, static_cast<int>(ranksPerHost.size()), most, 1, ranksPerCpu, crowding.sockets, crowding.fewestCpus};
   in.fewestRanksOnAHost = *std::min_element(ranksPerHost.begin(), ranksPerHost.end());
   if (ranks > 1) in.slotBytes = layoutSlots(ranksPerHost, transports).bytes;
   if (ranksPerHost.size() >= 2) {
