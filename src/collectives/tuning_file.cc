@@ -21,6 +21,18 @@ const LinkScope kLinks[] = {{"shm", &CostConstants::sharedMemory},
                             {"network", &CostConstants::network},
                             {"socket", &CostConstants::socketLink}};
 
+// Scopes of one constant each: the CPUs ranks share, and a host's memory.
+struct SingleScope {
+  const char* name;
+  const char* key;
+  double CostConstants::*field;
+  const char* what;  // for the sentence naming the key
+};
+const SingleScope kSingles[] = {
+    {"cpu", "switch_us", &CostConstants::switchUs, "the CPUs have switch_us (a step's wait per further rank on a CPU)"},
+    {"memory", "bytes_per_us", &CostConstants::memoryBytesPerUs,
+     "the memory has bytes_per_us (what a host copies for all its ranks at once)"}};
+
 // The algorithms whose constants the model uses.
 const TunedAlgorithm kModelled[] = {TunedAlgorithm::kRing,  TunedAlgorithm::kTree,     TunedAlgorithm::kHalvingDoubling,
                                     TunedAlgorithm::kBruck, TunedAlgorithm::kAllPairs, TunedAlgorithm::kRegistered,
@@ -41,7 +53,9 @@ double* algorithmField(CostConstants& costs, TunedAlgorithm algorithm, const std
 }
 
 std::string scopes() {
-  std::string text = "shm, network, socket, cpu, memory";
+  std::string text;
+  for (const LinkScope& link : kLinks) text += std::string(text.empty() ? "" : ", ") + link.name;
+  for (const SingleScope& single : kSingles) text += std::string(", ") + single.name;
   for (TunedAlgorithm algorithm : kModelled) text += std::string(", ") + algorithmName(algorithm);
   return text;
 }
@@ -90,19 +104,11 @@ CostConstants parseTuning(const std::string& text, const std::string& where) {
           fail(loomInvalidArgument,
                at + ": " + scope + " has no '" + key + "'; a link has latency_us, bytes_per_us and message_us");
       }
-    if (scope == "cpu") {
-      if (key != "switch_us")
-        fail(loomInvalidArgument, at + ": cpu has no '" + key +
-                                      "'; the CPUs have switch_us (a step's wait per further "
-                                      "rank on a CPU)");
-      field = &costs.switchUs;
-    }
-    if (scope == "memory") {
-      if (key != "bytes_per_us")
-        fail(loomInvalidArgument, at + ": memory has no '" + key +
-                                      "'; the memory has bytes_per_us (what a host copies for all its ranks at once)");
-      field = &costs.memoryBytesPerUs;
-    }
+    for (const SingleScope& single : kSingles)
+      if (scope == single.name) {
+        if (key != single.key) fail(loomInvalidArgument, at + ": " + scope + " has no '" + key + "'; " + single.what);
+        field = &(costs.*single.field);
+      }
     for (TunedAlgorithm algorithm : kModelled)
       if (scope == algorithmName(algorithm)) {
         field = algorithmField(costs, algorithm, key);
@@ -155,10 +161,10 @@ std::string tuningText(const CostConstants& costs, const std::string& header) {
       text += std::string(link.name) + " " + key + " " + value + "\n";
     }
   }
-  std::snprintf(value, sizeof(value), "%.6g", costs.switchUs);
-  text += std::string("cpu switch_us ") + value + "\n";
-  std::snprintf(value, sizeof(value), "%.6g", costs.memoryBytesPerUs);
-  text += std::string("memory bytes_per_us ") + value + "\n";
+  for (const SingleScope& single : kSingles) {
+    std::snprintf(value, sizeof(value), "%.6g", costs.*single.field);
+    text += std::string(single.name) + " " + single.key + " " + value + "\n";
+  }
   for (TunedAlgorithm algorithm : kModelled) {
     const int a = static_cast<int>(algorithm);
     for (auto [key, v] : {std::pair{"step_us", costs.stepUs[a]}, {"efficiency", costs.efficiency[a]}}) {

@@ -1,7 +1,6 @@
 #include "loom_topo/calibrate.h"
 
 #include <loom/loom.h>
-#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "base/error.h"
@@ -182,17 +182,6 @@ Measured measure(int ranks, int settings) {
   return measured;
 }
 
-// The CPUs this process, and so every rank it forks, may run on.
-std::vector<int> cpusToRunOn() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
 // What it times is shared memory between local ranks: a LOOM_TRANSPORTS
 // that connects them otherwise would fit its constants (and the registered
 // row, which needs shared memory) to another transport.
@@ -298,7 +287,8 @@ void calibrate(std::ostream& report, const Topology& t, int ranks, const std::st
   unsetenv("LOOM_CMA");
   // More ranks than CPUs run in turns (cost_model.h): what a rank streams
   // and a step's own costs are fitted as they run, then given per CPU.
-  const std::vector<int> cpuList = cpusToRunOn();
+  const std::set<int> allowed = detail::allowedCpus();  // also every rank's: they are forked
+  const std::vector<int> cpuList(allowed.begin(), allowed.end());
   const int cpus = std::max(1, static_cast<int>(cpuList.size()));
   const double turns = std::max(1.0, static_cast<double>(ranks) / cpus);
   const Measured measured = measure(ranks, kSettingCount);

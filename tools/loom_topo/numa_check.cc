@@ -1,7 +1,5 @@
 #include "loom_topo/numa_check.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,17 +14,6 @@ namespace loom::topo {
 namespace {
 
 constexpr double kTolerance = 0.30;
-
-std::set<int> allowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::set<int> out;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return out;
-  for (int c = 0; c < CPU_SETSIZE; c++) {
-    if (CPU_ISSET(c, &set)) out.insert(c);
-  }
-  return out;
-}
 
 // One CPU per core of a NUMA node that this process may run on.
 std::vector<int> coresOf(const Topology& t, const Node& cpu, const std::set<int>& allowed, int max) {
@@ -76,7 +63,8 @@ int checkInsideNode(const Topology& t, const NodeMeasure& m, const CheckOptions&
   for (size_t i = 1; i < m.cores.size(); i++) (near(lat[i - 1], best) ? nearCpus : farCpus).push_back(m.cores[i]);
   if (farCpus.empty()) return 0;
   os << "  FLAG: NUMA " << node.numa << " is one node (LOC) but CPUs " << cpuListString(farCpus) << " answer CPU "
-     << m.cores[0] << " more than 30% slower than CPUs " << cpuListString(nearCpus) << ": they look like another socket.\n"
+     << m.cores[0] << " more than 30% slower than CPUs " << cpuListString(nearCpus)
+     << ": they look like another socket.\n"
      << "    suggested fix: dump with `loom-topo --xml > topo.xml`, split <cpu numaid=\"" << node.numa
      << "\"> into one <cpu> per group (affinity=\"" << formatAffinity(nearCpus, 1 + nearCpus.back() / 32)
      << "\" with package=\"0\", affinity=\"" << formatAffinity(farCpus, 1 + farCpus.back() / 32)
@@ -113,11 +101,12 @@ int checkAcrossNodes(const Topology& t, const std::vector<PairResult>& pairs, co
          << fixed(localBw, 1) << " GB/s, " << fixed(localLat, 0) << " ns local).\n"
          << "    suggested fix: dump with `loom-topo --xml > topo.xml`, merge the two <cpu> elements into one with "
             "affinity=\""
-         << [&] {
-              std::vector<int> all = a.cpus;
-              all.insert(all.end(), b.cpus.begin(), b.cpus.end());
-              return formatAffinity(all, 1 + *std::max_element(all.begin(), all.end()) / 32);
-            }()
+         <<
+          [&] {
+            std::vector<int> all = a.cpus;
+            all.insert(all.end(), b.cpus.begin(), b.cpus.end());
+            return formatAffinity(all, 1 + *std::max_element(all.begin(), all.end()) / 32);
+          }()
          << "\" (keeping both nodes' <pci> children), then export LOOM_TOPO_FILE=topo.xml\n";
     }
   }
@@ -127,7 +116,7 @@ int checkAcrossNodes(const Topology& t, const std::vector<PairResult>& pairs, co
 }  // namespace
 
 int runNumaCheck(const Topology& t, std::ostream& os, const CheckOptions& o) {
-  std::set<int> allowed = allowedCpus();
+  std::set<int> allowed = detail::allowedCpus();
   std::vector<NodeMeasure> nodes;
   for (int c : t.cpuNodes()) {
     NodeMeasure m{c, coresOf(t, t.nodes[c], allowed, o.maxCoresPerNode)};

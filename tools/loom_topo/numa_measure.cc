@@ -40,6 +40,16 @@ double seconds(Clock::time_point from) {
 
 }  // namespace
 
+std::set<int> allowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::set<int> out;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return out;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &set)) out.insert(c);
+  return out;
+}
+
 MemoryResult measureMemory(int readerCpu, int memCpu, size_t bytes) {
   size_t n = bytes / sizeof(uint64_t);
   std::vector<uint64_t> buf;

@@ -2,9 +2,13 @@
 #pragma once
 
 #include <cstddef>
+#include <set>
 #include <vector>
 
 namespace loom::topo::detail {
+
+// The CPUs this process (and every thread or process it starts) may run on.
+std::set<int> allowedCpus();
 
 // Memory on the NUMA node of `memCpu` (first touch), read from `readerCpu`.
 struct MemoryResult {
