@@ -252,17 +252,11 @@ pass "--plan: 16 and 4+4 hosts, ranks sharing CPUs, LOOM_ALGO, bad input"
 # LOOM_TUNING_FILE loads and --plan then names; a bad file is a sentence.
 # Bound to 2 CPUs, the 3 ranks take turns: the ring on 2 ranks gives the
 # step without them, and the switches are fitted from the difference.
-# A machine too busy to measure (tests run beside it) is refused with a
-# sentence and exit 1: then it tries again, at most three times.
-for attempt in 1 2 3; do
-  rc=0
-  # The network's constants in the file (--calibrate-network's) are kept.
-  printf 'network latency_us 33\n' >"$WORK/cal.tuning"
-  timeout 120 taskset -c 0,1 "$TOPO" --calibrate "$WORK/cal.tuning" --ranks 3 >"$WORK/out" 2>&1 || rc=$?
-  [[ $rc -eq 1 ]] && grep -q 'too busy to measure; run it again$' "$WORK/out" && continue
-  break
-done
-[[ $rc -eq 0 ]] || fail "--calibrate exited $rc"
+# The network's constants in the file (--calibrate-network's) are kept. A
+# measurement that tests running beside it made too noisy to fit is taken
+# again by --calibrate itself.
+printf 'network latency_us 33\n' >"$WORK/cal.tuning"
+timeout 120 taskset -c 0,1 "$TOPO" --calibrate "$WORK/cal.tuning" --ranks 3 >"$WORK/out" 2>&1 || fail "--calibrate exited $?"
 expect_line "^measured on 3 ranks of this host's 2 CPUs"
 expect_line '^  AllReduce ring:( [0-9.e+]+){5}$'
 expect_line '^  AllReduce ring on 2 ranks: [0-9.e+]+ us per step$'
@@ -287,7 +281,8 @@ grep -q '^network latency_us 33$' "$WORK/cal.tuning" || fail "--calibrate lost t
 # One socket here: the interconnect keeps its built-in constants.
 grep -q '^socket latency_us 0.8$' "$WORK/cal.tuning" || fail "--calibrate changed the interconnect on one socket"
 grep -q '^  sockets ' "$WORK/out" && fail "--calibrate measured an interconnect on one socket"
-measured_8b=$(awk '/^  AllReduce ring:/ { print $3 }' "$WORK/out")
+# The last measurement's (an earlier one may have been too busy to fit).
+measured_8b=$(awk '/^  AllReduce ring:/ { v = $3 } END { print v }' "$WORK/out")
 LOOM_TUNING_FILE="$WORK/cal.tuning" timeout 60 "$TOPO" --plan --ranks 3 >"$WORK/out" 2>&1 || fail "--plan with the calibrated file exited $?"
 expect_line "constants from LOOM_TUNING_FILE=$WORK/cal.tuning"
 # On a machine of 2 CPUs the plan's 3 ranks take turns as the calibration's

@@ -128,7 +128,7 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
     network.messageUs = std::max(0.0, (allPairsUs - network.latencyUs) / allPairsSmall.messages);
 
   report << "measured between " << count << " hosts (the first rank of each), ring AllReduce, microseconds per call "
-         << "(median of 3):";
+         << "(fastest of 3):";
   for (size_t i = 0; i < us.size(); ++i) report << " " << kNetworkSizes[i] << " B " << us[i];
   report << "\n";
   if (count >= 3) report << "all-pairs AllReduce of 8 B: " << allPairsUs << " microseconds per call\n";
