@@ -307,7 +307,7 @@ void calibrate(std::ostream& report, const Topology& t, int ranks, const std::st
     // Its further messages (all-pairs') cost the built-in messageUs each.
     const double messagesUs = latency.messages * shm.messageUs * turns;
     std::string line = std::string("  ") + collectiveName(c) + " " + algorithmName(algorithm) + ":";
-    for (int size = 0; size < kSizeCount; ++size) line += " " + shortNumber(us[setting][collective][size]);
+    for (int size = 0; size < kSizeCount; ++size) line.append(" ").append(shortNumber(us[setting][collective][size]));
     report << line << "\n";
     const double stepUs = std::max(0.0, (us[setting][collective][0] - messagesUs) / steps - latencyUs);
     std::vector<double> bytes, times;
