@@ -67,15 +67,17 @@ double acrossUs(TunedCollective collective, const PlanInputs& in, const Tuning& 
 
 // A host's ranks each hand a leader `bytes` (or the leader hands each of
 // them `bytes`): one step over shared memory, a further message per
-// further member, and the leader's copies in or out; where ranks share
-// CPUs, in turns as the flat schedules (cost_model.h).
+// further member, and the copies. The leader passes over each member's
+// `bytes` in turn while the members wait, so its passes run alone; the
+// members' own copies (into their slots, or out of them) run at once,
+// and where ranks share CPUs, in turns as the flat schedules' (cost_model.h).
 double fanUs(const PlanInputs& in, const CostConstants& costs, size_t bytes) {
   const int members = in.shape.mostRanksOnAHost;
   if (members < 2) return 0;
   const LinkCosts& link = costs.sharedMemory;
   const double turns = std::max(1.0, in.shape.ranksPerCpu);
-  return link.latencyUs + (turns - 1) * costs.switchUs +
-         turns * ((members - 2) * link.messageUs + (members - 1) * static_cast<double>(bytes) / link.bytesPerUs);
+  return link.latencyUs + (turns - 1) * costs.switchUs + turns * (members - 2) * link.messageUs +
+         (members - 1 + turns) * static_cast<double>(bytes) / link.bytesPerUs;
 }
 
 // leaderAllReduce and leaderAllGather (hierarchical.cc).

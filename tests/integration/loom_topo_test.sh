@@ -212,7 +212,7 @@ grep -q '^== Topology' "$WORK/out" && fail "--plan printed the topology too"
 # the flat schedules: on two hosts the leaders, then the steps; on 16 hosts
 # of 8 the flat ring takes the largest calls back.
 timeout 60 "$TOPO" --plan --topo-file "$G4DN" --hosts 4,4 >"$WORK/out" 2>&1 || fail "--plan 4,4 exited $?"
-expect_line '^  choice by size: hostleaders, hierarchical from 16385 B$'
+expect_line '^  choice by size: hostleaders, hierarchical from 13616 B$'
 expect_line '^  8 B +hostleaders +\(model: ring [0-9.]+ us, .*hostleaders [0-9.]+ us, hierarchical [0-9.]+ us\); across hosts: allpairs$'
 expect_line '^  64 MiB +hierarchical +\(model: .*\); across hosts: ring$'
 timeout 60 "$TOPO" --plan --topo-file "$G4DN" --hosts 8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8 >"$WORK/out" 2>&1 || fail "--plan 16x8 exited $?"
