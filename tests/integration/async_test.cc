@@ -2,9 +2,11 @@
 // waits that time out and then succeed, and a rank that never arrives.
 #include <gtest/gtest.h>
 #include <loom/loom.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <chrono>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,16 +43,26 @@ TEST_P(AsyncTest, ManyInFlightWaitedInReverseOrder) {
 }
 
 TEST_P(AsyncTest, WaitTimesOutThenSucceeds) {
-  runRanks(GetParam(), 2, [](const RankContext& ctx) {
+  // Rank 1 calls only once rank 0 has seen its operation not done: a flag
+  // in memory the ranks share, as threads or as forked processes.
+  void* page = mmap(nullptr, sizeof(std::atomic<bool>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto* rank0Waited = new (page) std::atomic<bool>(false);
+  runRanks(GetParam(), 2, [rank0Waited](const RankContext& ctx) {
     int64_t value = ctx.rank + 1, result = 0;
-    if (ctx.rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(400));  // late on purpose
+    if (ctx.rank == 1) {  // late on purpose, for 30 s at most
+      const auto start = std::chrono::steady_clock::now();
+      while (!rank0Waited->load() && std::chrono::steady_clock::now() - start < std::chrono::seconds(30))
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     loomRequest_t request = nullptr;
     ASSERT_EQ(loomAllReduce(&value, &result, 1, loomInt64, loomSum, ctx.comm, nullptr, &request), loomSuccess);
     if (ctx.rank == 0) {
-      EXPECT_EQ(loomWait(request, 20), loomTimeout) << "rank 1 is late by 400 ms";
+      EXPECT_EQ(loomWait(request, 20), loomTimeout) << "rank 1 has not called yet";
       int done = 1;
       EXPECT_EQ(loomTest(request, &done), loomSuccess);
       EXPECT_EQ(done, 0);
+      rank0Waited->store(true);
     }
     EXPECT_EQ(loomWait(request, -1), loomSuccess) << loomCommGetLastError(ctx.comm);
     EXPECT_EQ(result, 3);
@@ -59,6 +71,7 @@ TEST_P(AsyncTest, WaitTimesOutThenSucceeds) {
     EXPECT_EQ(done, 1);
     EXPECT_EQ(loomRequestFree(request), loomSuccess);
   });
+  munmap(page, sizeof(std::atomic<bool>));
 }
 
 TEST_P(AsyncTest, FreeingAPendingRequestStillCompletesTheOperation) {

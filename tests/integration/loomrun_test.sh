@@ -168,7 +168,7 @@ pass "untagged output"
 # --- 3. a failing rank stops the others --------------------------------------------
 run_loomrun -n 4 -- sh -c 'if [ $RANK = 2 ]; then exit 7; fi; sleep 30'
 expect_status 7 "failing rank"
-expect_faster_than 5000 "failing rank"
+expect_faster_than 10000 "failing rank"
 expect_stderr_line '^loomrun: rank 2 \(pid [0-9]+\) exited with status 7$' "failing rank"
 expect_stderr_line '^loomrun: stopped ranks 0,1,3 after rank 2 failed$' "failing rank"
 pass "failing rank"
@@ -176,7 +176,7 @@ pass "failing rank"
 # --- 4. a rank killed by a signal ----------------------------------------------------
 run_loomrun -n 3 -- sh -c 'if [ $RANK = 1 ]; then kill -SEGV $$; fi; sleep 30'
 expect_status 139 "crashing rank"
-expect_faster_than 5000 "crashing rank"
+expect_faster_than 10000 "crashing rank"
 expect_stderr_line '^loomrun: rank 1 \(pid [0-9]+\) was killed by signal SIGSEGV \(Segmentation fault\)' "crashing rank"
 expect_stderr_line '^loomrun: stopped ranks 0,2 after rank 1 failed$' "crashing rank"
 pass "crashing rank"
@@ -228,7 +228,7 @@ pass "missing command"
 # --- 6. --timeout ------------------------------------------------------------------------
 run_loomrun --timeout 1 -n 3 -- sleep 30
 expect_status 124 "timeout"
-expect_faster_than 4000 "timeout"
+expect_faster_than 10000 "timeout"
 expect_stderr_line '^loomrun: timed out after 1 s with ranks 0,1,2 still running$' "timeout"
 pass "timeout"
 
@@ -248,7 +248,7 @@ STATUS=0
 wait "$launcher" || STATUS=$?
 ELAPSED_MS=$(($(now_ms) - start))
 expect_status 143 "SIGTERM"
-expect_faster_than 4000 "SIGTERM"
+expect_faster_than 10000 "SIGTERM"
 expect_stderr_line '^loomrun: received SIGTERM .*; forwarding it to ranks 0,1$' "SIGTERM"
 expect_stderr_line '^loomrun: stopped ranks 0,1 after receiving SIGTERM' "SIGTERM"
 for r in 0 1; do

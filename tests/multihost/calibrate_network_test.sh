@@ -37,16 +37,20 @@ grep -Eq '^measured between 2 hosts' "$WORK/out" || fail "no measurement line"
 grep -q '^shm latency_us 1.25$' "$WORK/cal.tuning" || fail "the file's shared-memory latency was not kept"
 rate=$(awk '$1 == "network" && $2 == "bytes_per_us" {print $3}' "$WORK/cal.tuning")
 latency=$(awk '$1 == "network" && $2 == "latency_us" {print $3}' "$WORK/cal.tuning")
-# 1 Gbit/s is 125 bytes per microsecond on the wire; TCP's headers take some.
-awk -v r="$rate" 'BEGIN { exit !(r >= 60 && r <= 140) }' || fail "network bytes_per_us $rate is not near 1 Gbit/s (125)"
+# 1 Gbit/s is 125 bytes per microsecond on the wire; TCP's headers take
+# some, tbf's burst lets the first bytes of a run through faster, and a
+# busy machine stretches the times either way. An unshaped veth moves
+# thousands.
+awk -v r="$rate" 'BEGIN { exit !(r >= 40 && r <= 250) }' || fail "network bytes_per_us $rate is not near 1 Gbit/s (125)"
 awk -v l="$latency" 'BEGIN { exit !(l > 0 && l < 10000) }' || fail "network latency_us $latency is not a latency"
 grep -q '^network message_us 5$' "$WORK/cal.tuning" || fail "two hosts changed the cost per message"
 echo "ok: 1 Gbit/s measured as $rate bytes/us, latency $latency us; shm kept"
 LOOM_TUNING_FILE="$WORK/cal.tuning" "$TOPO" --plan --hosts 4,4 >"$WORK/out" 2>&1 || fail "--plan with the file exited $?"
 grep -q "constants from LOOM_TUNING_FILE=$WORK/cal.tuning" "$WORK/out" || fail "--plan did not name the file"
 
-# Three hosts: all-pairs among them gives the cost of a further message.
-timeout -s KILL 240 bash "$HOSTS_SCRIPT" --loomrun "$LOOMRUN" --ranks 1,2,1 --timeout 200 -- \
+# Three hosts: all-pairs among them gives the cost of a further message
+# (the shaped link keeps the bandwidth's fit clear of the latency's noise).
+timeout -s KILL 240 bash "$HOSTS_SCRIPT" --loomrun "$LOOMRUN" --ranks 1,2,1 --rate 1gbit --timeout 200 -- \
   "$TOPO" --no-versions --calibrate-network "$WORK/three.tuning" >"$WORK/out" 2>&1 || fail "--calibrate-network on 3 hosts exited $?"
 grep -Eq '^measured between 3 hosts' "$WORK/out" || fail "3 hosts: no measurement line"
 grep -Eq '^all-pairs AllReduce of 8 B: [0-9.e+]+ microseconds per call$' "$WORK/out" || fail "3 hosts: no all-pairs line"

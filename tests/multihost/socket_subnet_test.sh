@@ -47,8 +47,9 @@ run --ipv6
 expect_eth0 IPv6 '2001:2:[0-9a-f:]+' '2001:2:[0-9a-f:]+'
 echo "PASS: IPv6 MASTER_ADDR: eth0's IPv6 address, on its subnet"
 
-# Fails by design, at its TCP connections' timeout: a short one.
-LOOM_SOCKET_IFNAME='^lo' LOOM_TIMEOUT_MS=1000 run
+# Fails by design, at its TCP connections' timeout: a short one, though
+# long enough for both hosts' ranks to meet at the rendezvous first.
+LOOM_SOCKET_IFNAME='^lo' LOOM_TIMEOUT_MS=5000 run
 [[ $status -ne 0 ]] || fail "'^lo': the job ran, though mgmt0 (first) reaches no other host"
 grep -Eq "TCP: using mgmt0:198\.1[89]\.[0-9]+\.[12]<[0-9]+> \(LOOM_SOCKET_IFNAME='\^lo'\)" "$WORK/out" ||
   fail "'^lo': no rank said it uses mgmt0"

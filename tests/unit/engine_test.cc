@@ -427,14 +427,19 @@ int64_t threadCpuMicros() {
 // rather than spinning through the wait.
 TEST(EngineSleep, ADriverWaitingOnALatePeerSleepsUntilItsPost) {
   auto ranks = makeFabricRanks(options(2));
-  onEveryRank(ranks, [](FabricRank& rank) {
+  // The peer's 400 ms count from the driver's start: a thread started
+  // late on a busy machine would see a shorter wait.
+  std::atomic<bool> driverStarted{false};
+  onEveryRank(ranks, [&driverStarted](FabricRank& rank) {
     int32_t value = rank.rank() == 1 ? 42 : 0;
     if (rank.rank() == 1) {
+      while (!driverStarted.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       std::this_thread::sleep_for(std::chrono::milliseconds(400));
       EXPECT_EQ(run(rank, rank.send(0, &value, 1, loomInt32)).result, loomSuccess);
       return;
     }
     const auto start = std::chrono::steady_clock::now();
+    driverStarted.store(true);
     const int64_t cpuBefore = threadCpuMicros();
     EXPECT_EQ(run(rank, rank.recv(1, &value, 1, loomInt32)).result, loomSuccess);
     const int64_t cpu = threadCpuMicros() - cpuBefore;

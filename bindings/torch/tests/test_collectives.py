@@ -361,12 +361,16 @@ def monitored_barrier_body(rank, size):
 def missing_rank_body(rank, size):
     # Rank 1 does not call in time: rank 0's wait with a timeout ends within
     # it, and the operation's own timeout (the group's, 3 s) names rank 1.
+    # A group's timeout bounds its setup too: the ranks meet in the default
+    # group, whose timeout a busy machine cannot outlast, then form the
+    # group of 3 s.
     import datetime
     import time
+    group = dist.new_group(timeout=datetime.timedelta(seconds=3))
     if rank == 1:
         time.sleep(5)
         return
-    work = dist.all_reduce(torch.ones(4), async_op=True)
+    work = dist.all_reduce(torch.ones(4), group=group, async_op=True)
     with pytest.raises(RuntimeError, match="timeout in .*: not done after 500 ms"):
         work.wait(timeout=datetime.timedelta(milliseconds=500))
     with pytest.raises(RuntimeError, match=" timeout in all_reduce: .*rank 1"):
@@ -442,7 +446,7 @@ def test_monitored_barrier_names_the_missing_ranks():
 
 
 def test_a_rank_that_never_arrives_is_named():
-    ranks.run(2, missing_rank_body, group_timeout=3)
+    ranks.run(2, missing_rank_body)
 
 
 def test_env_init_as_torchrun_does():
