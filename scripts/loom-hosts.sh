@@ -77,6 +77,11 @@ Options (before CMD):
                      unset on the hosts unless it is set
   --timeout S        stop the job after S whole seconds, exit 124 (default 600)
   --tag-output       loomrun's: prefix every line with "[RANK] "
+  --cpus-per-host N  give each host N CPUs of its own (host k the k-th N of
+                     the CPUs this script may use; at most as many as there
+                     are), its ranks pinned round them: hosts that share no
+                     CPU, as separate machines share none, however many
+                     ranks they run
   --keep-going       when a host fails, let the others run to their own end
                      instead of stopping them (to see what the survivors of a
                      fault report); the exit status is still the first failure's
@@ -97,7 +102,8 @@ Options (before CMD):
   -h, --help         print this help and exit
 
 Ranks of different hosts are pinned to different CPUs while the CPUs go
-round; with more ranks than CPUs, ranks are not pinned at all.
+round; with more ranks than CPUs, ranks are not pinned at all (unless
+--cpus-per-host gives each host CPUs of its own).
 
 Exit status: 0 if every host's loomrun exited 0; otherwise the status of the
 first that failed; 124 on timeout; 128+S on signal S; 2 for bad usage; 1 if
@@ -161,6 +167,7 @@ hosts=""
 per_host=""
 ranks_list=""
 rate=""
+cpus_per_host=""
 timeout_seconds=600
 tag_output=0
 keep_going=0
@@ -181,6 +188,7 @@ while (($# > 0)); do
     -n | --np) need_value "$1" $#; per_host=$2; shift 2 ;;
     --ranks) need_value "$1" $#; ranks_list=$2; shift 2 ;;
     --rate) need_value "$1" $#; rate=$2; shift 2 ;;
+    --cpus-per-host) need_value "$1" $#; cpus_per_host=$2; shift 2 ;;
     --timeout) need_value "$1" $#; timeout_seconds=$2; shift 2 ;;
     --loomrun) need_value "$1" $#; loomrun=$2; shift 2 ;;
     --tag-output) tag_output=1; shift ;;
@@ -236,6 +244,12 @@ readonly HOSTS=${#counts[@]}
 whole_number "$timeout_seconds" 1 86400 ||
   usage_error "--timeout needs a whole number of seconds from 1 to 86400, not '$timeout_seconds'"
 timeout_seconds=$((10#$timeout_seconds))
+if [[ -n $cpus_per_host ]]; then
+  ((driver)) && usage_error "--driver runs no job in the hosts, so --cpus-per-host has no ranks to pin; pin what the driver runs"
+  whole_number "$cpus_per_host" 1 4096 ||
+    usage_error "--cpus-per-host needs a whole number of CPUs from 1 to 4096, not '$cpus_per_host'"
+  cpus_per_host=$((10#$cpus_per_host))
+fi
 
 # tbf's burst: what may pass at once. It must cover what the rate lets
 # through between timer ticks (10 ms), and a large segment; too large, and
@@ -669,6 +683,14 @@ uniform=1
 for count in "${counts[@]}"; do ((count == counts[0])) || uniform=0; done
 ((uniform)) && counts_text=${counts[0]}
 
+if [[ -n $cpus_per_host ]]; then
+  mapfile -t cpus < <(usable_cpus)
+  ((cpus_per_host * HOSTS <= ${#cpus[@]})) ||
+    usage_error "--cpus-per-host $cpus_per_host for $HOSTS hosts needs $((cpus_per_host * HOSTS)) CPUs; this script may use ${#cpus[@]} ($(
+      IFS=,
+      echo "${cpus[*]}"
+    ))"
+fi
 make_bridge || setup_error "cannot make the bridge's network namespace $BRIDGE_NS (see ip's message above)"
 if ((driver)); then
   # Where the driver runs what the hosts must reach (mpirun): the bridge's
@@ -691,7 +713,12 @@ for ((k = 0; k < HOSTS; k++)); do
   # Each host's loomrun pins its ranks from the first CPU it may use; the
   # hosts must not all start at the same one.
   host_cpus=""
-  if ((total_ranks <= ${#cpus[@]})); then
+  if [[ -n $cpus_per_host ]]; then
+    host_cpus=$(
+      IFS=,
+      echo "${cpus[*]:k*cpus_per_host:cpus_per_host}"
+    )
+  elif ((total_ranks <= ${#cpus[@]})); then
     host_cpus=$(
       IFS=,
       echo "${cpus[*]:first_cpu:counts[k]}"

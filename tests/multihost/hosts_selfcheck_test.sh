@@ -4,8 +4,9 @@
 # host 0 and host 1 talk over the bridge; --rate really limits the link;
 # the first failure decides the status; --timeout bounds a job; every
 # namespace goes away after a normal end and, swept by the next run, after
-# the script was killed with SIGKILL; and --driver keeps the hosts up while
-# a command outside them enters them with --on.
+# the script was killed with SIGKILL; --driver keeps the hosts up while
+# a command outside them enters them with --on; and --cpus-per-host gives
+# each host CPUs no other host runs on.
 #
 # Usage: hosts_selfcheck_test.sh /path/to/loom-hosts.sh /path/to/loomrun
 set -euo pipefail
@@ -191,10 +192,33 @@ done
 [[ -z $(namespaces_of "$PID") ]] || fail "namespaces left after a driver run"
 pass "--driver keeps the hosts up, --on enters them, the driver's status is the script's"
 
-# --- 8. bad input: one sentence, status 2 ------------------------------------------------------------
+# --- 8. --cpus-per-host: each host's ranks on CPUs no other host has --------------------------------
+mapfile -t usable < <(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status | tr , '\n' |
+  awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }')
+if ((${#usable[@]} >= 2)); then
+  hosts --hosts 2 -n 3 --cpus-per-host 1 --timeout 40 -- \
+    sh -c 'echo "$(hostname) $(awk "/^Cpus_allowed_list:/ { print \$2 }" /proc/self/status)"'
+  wait_hosts
+  [[ $STATUS -eq 0 ]] || fail "--cpus-per-host 1: exited $STATUS"
+  for k in 0 1; do
+    [[ $(grep -c "^host$k ${usable[k]}\$" "$WORK/out") -eq 3 ]] ||
+      fail "--cpus-per-host 1: host$k's 3 ranks are not all on CPU ${usable[k]} alone"
+  done
+  pass "--cpus-per-host 1: each host's 3 ranks on a CPU of its own"
+else
+  echo "note: one usable CPU: --cpus-per-host is checked only for its refusal"
+fi
+hosts --hosts 2 -n 1 --cpus-per-host $((${#usable[@]} / 2 + 1)) -- true
+wait_hosts
+[[ $STATUS -eq 2 ]] && grep -qE "^loom-hosts: --cpus-per-host [0-9]+ for 2 hosts needs [0-9]+ CPUs; this script may use ${#usable[@]} " "$WORK/err" ||
+  fail "--cpus-per-host beyond the CPUs: expected status 2 and a sentence, got $STATUS"
+pass "--cpus-per-host beyond the usable CPUs is refused with a sentence"
+
+# --- 9. bad input: one sentence, status 2 ------------------------------------------------------------
 for args in "--hosts 0 -n 1 true" "--hosts 2 true" "--hosts 2 -n 1 --rate fast true" "--ranks 1,,2 true" \
   "--hosts 3 --ranks 1,2 true" "--hosts 2 -n 1 --timeout 0 true" "--hosts 2 -n 1" "--hosts 2 -n 1 --frobnicate true" \
-  "--hosts 2 -n 1 --driver true" "--on 0 true" "--hosts 2 -n 1 --on 0 true"; do
+  "--hosts 2 -n 1 --driver true" "--on 0 true" "--hosts 2 -n 1 --on 0 true" "--hosts 2 -n 1 --cpus-per-host 0 true" \
+  "--hosts 2 --driver --cpus-per-host 1 true"; do
   # shellcheck disable=SC2086
   hosts $args
   wait_hosts
