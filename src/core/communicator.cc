@@ -153,6 +153,7 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
       team_.rank, identities, parseTransportFilter(config_.transports, "LOOM_TRANSPORTS"), settings, rendezvous);
   team_.connections = connections_.get();
   team_.slotBytes = connections_->slotBytesAmong(team_.members);
+  useNetworkRate();
   const std::string whyNoSingleCopy = connections_->peerMemoryUnavailable();
   // A forced algorithm is never silently replaced: a benchmark or test that
   // asked for single-copy reads must not measure the FIFOs instead.
@@ -179,6 +180,30 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
                          << connections_->describeLink(peer) << ", " << slots.slots << " slots of "
                          << slots.bytes / 1024 << " KiB each way");
   }
+}
+
+// The cost model's network moves what the slowest rank's link carries,
+// where every rank's kernel gives its interface's rate and
+// LOOM_TUNING_FILE set no bandwidth of its own (a file's, measured by
+// loom-topo --calibrate-network, sees what a rate does not: TCP's costs, a
+// switch between the hosts). Before the sub-teams copy the constants.
+void Communicator::useNetworkRate() {
+  const NetworkRate slowest = connections_->networkRate();
+  if (slowest.rank < 0) return;  // no transport between hosts
+  LinkCosts& network = team_.tuning.costs.network;
+  const bool builtIn = network.bytesPerUs == defaultCosts().network.bytesPerUs;
+  if (builtIn && slowest.mbps > 0) network.bytesPerUs = static_cast<double>(slowest.mbps) / 8;
+  if (team_.rank != 0) return;
+  const std::string whose = "rank " + std::to_string(slowest.rank) + "'s";
+  if (slowest.mbps == 0)
+    LOOM_INFO("INIT", team_.rank,
+              "network: " << whose << " interface gives no rate, so the cost model's network moves "
+                          << network.bytesPerUs << " bytes/us" << (builtIn ? " (built in)" : " (LOOM_TUNING_FILE)"));
+  else
+    LOOM_INFO("INIT", team_.rank,
+              "network: the slowest link is " << whose << ", " << slowest.mbps
+                                              << " Mbit/s; the cost model's network moves " << network.bytesPerUs
+                                              << " bytes/us" << (builtIn ? " (that rate)" : " (LOOM_TUNING_FILE)"));
 }
 
 // Ranks tell each other where they run; the team keeps it (host, local

@@ -100,6 +100,7 @@ class Communicator final : public std::enable_shared_from_this<Communicator>, pu
   std::string arrivalReport(uint64_t collective) const;
   std::vector<RankIdentity> exchangeIdentities(bootstrap::RendezvousClient& rendezvous);
   void connectPeers(const std::vector<RankIdentity>& identities, bootstrap::RendezvousClient& rendezvous);
+  void useNetworkRate();
   void placeMembers(const std::vector<RankIdentity>& identities);
   void checkHierarchy();
 

@@ -59,6 +59,14 @@ void Connections::makeIdleSleep() {
   for (auto& transport : transports_) transport->useIdleSleep(idleSleep_.get());
 }
 
+NetworkRate Connections::networkRate() const {
+  for (const auto& transport : transports_) {
+    const NetworkRate rate = transport->networkRate();
+    if (rate.rank >= 0) return rate;
+  }
+  return {};
+}
+
 bool Connections::anyProgressThread() const {
   for (const auto& transport : transports_)
     if (transport->progressBy() == Transport::ProgressBy::kOwnThread) return true;

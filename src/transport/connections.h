@@ -80,6 +80,9 @@ class Connections {
   PeerMemory* peerMemory() const;
   // Why peerMemory() is null; empty when it is not, or was not asked for.
   std::string peerMemoryUnavailable() const;
+  // The slowest link between hosts, from the network transport (every rank
+  // learns the same); rank -1 where no transport connects hosts.
+  NetworkRate networkRate() const;
 
  private:
   static std::string differences(const std::string& theirs, int peer, const std::string& mine, int rank);

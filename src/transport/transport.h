@@ -29,6 +29,14 @@ struct PeerProgress {
   int waitingFor = -1;  // the peer its oldest waiting operation waits for; -1: none
 };
 
+// The slowest link between hosts among all the ranks, as their kernels
+// give their interfaces' rates (bootstrap/link_rate.h); every rank learns
+// the same at init.
+struct NetworkRate {
+  int64_t mbps = 0;  // 0: that rank's kernel gives no rate
+  int rank = -1;     // whose link it is; -1: no transport between hosts
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -73,6 +81,9 @@ class Transport {
   // How this transport carries its peers, for the log line of each
   // connection: "SHM", "TCP/10.0.0.1 (2 sockets)".
   virtual std::string describe() const = 0;
+  // The slowest link of the ranks a network transport connects; none for
+  // a transport within a host.
+  virtual NetworkRate networkRate() const { return {}; }
 };
 
 }  // namespace loom

@@ -256,7 +256,9 @@ TEST(SimulatorTest, StepsAreTheCostModelsSteps) {
     for (int v = 1; v < p; ++v) deepest = std::max(deepest, __builtin_popcount(static_cast<unsigned>(v)));
     const SimulatedPoint binomial =
         simulate::simulatePoint(layoutOf({p}), TunedCollective::kBroadcast, TunedAlgorithm::kBinomial, bytes);
-    if (p >= 3) EXPECT_EQ(binomial.steps, static_cast<uint32_t>(deepest)) << "binomial Broadcast on " << p << " ranks";
+    if (p >= 3) {
+      EXPECT_EQ(binomial.steps, static_cast<uint32_t>(deepest)) << "binomial Broadcast on " << p << " ranks";
+    }
   }
 }
 

@@ -92,7 +92,9 @@ TEST(BinomialLinks, ReachesEveryNodeInCeilLog2Rounds) {
         EXPECT_EQ(links[child].parent, i) << "n " << n << " child " << child;
         EXPECT_EQ(round[child], -1) << "n " << n << ": node " << child << " listed twice";
         round[child] = round[i] + c + 1;
-        if (c > 0) EXPECT_GT(links[i].children[c - 1], child) << "largest subtree first";
+        if (c > 0) {
+          EXPECT_GT(links[i].children[c - 1], child) << "largest subtree first";
+        }
       }
     }
     int last = 0;

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/logging.h"
 #include "bootstrap/host_interfaces.h"
+#include "bootstrap/link_rate.h"
 #include "bootstrap/unique_id.h"
 #include "transport/tcp/tcp_accept.h"
 #include "transport/tcp/tcp_buffers.h"
@@ -18,10 +19,14 @@
 namespace loom::tcp {
 namespace {
 
+// The most a link may claim to carry: 1 Pbit/s.
+constexpr long long kMaxLinkMbps = 1000000000;
+
 struct Entry {
   bootstrap::Endpoint endpoint;
   bootstrap::Secret token{};
   int sockets = 0;
+  int64_t linkMbps = 0;  // its interface's rate (bootstrap/link_rate.h); 0: unknown
 };
 
 std::string hex(const bootstrap::Secret& bytes) {
@@ -39,8 +44,10 @@ Entry parseEntry(const std::string& text, int rank) {
   char address[64] = {}, token[64] = {};
   unsigned port = 0;
   int sockets = 0;
-  if (std::sscanf(text.c_str(), "%63s %u %63s %d", address, &port, token, &sockets) != 4 || port == 0 || port > 65535 ||
-      std::strlen(token) != 2 * entry.token.size() || sockets < 1)
+  long long linkMbps = -1;
+  if (std::sscanf(text.c_str(), "%63s %u %63s %d %lld", address, &port, token, &sockets, &linkMbps) != 5 || port == 0 ||
+      port > 65535 || std::strlen(token) != 2 * entry.token.size() || sockets < 1 || linkMbps < 0 ||
+      linkMbps > kMaxLinkMbps)
     fail(loomRemoteError,
          "rank " + std::to_string(rank) + " sent a malformed TCP entry at init: '" + text.substr(0, 120) + "'");
   for (size_t i = 0; i < entry.token.size(); ++i) {
@@ -55,12 +62,25 @@ Entry parseEntry(const std::string& text, int rank) {
                               std::string(address) + "' is neither IPv4 nor IPv6");
   entry.endpoint = bootstrap::Endpoint{*numeric, static_cast<uint16_t>(port)};
   entry.sockets = sockets;
+  entry.linkMbps = linkMbps;
   return entry;
 }
 
 }  // namespace
 
-std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceName) {
+NetworkRate slowestLink(const std::vector<int64_t>& linkMbps) {
+  NetworkRate slowest;
+  for (size_t rank = 0; rank < linkMbps.size(); ++rank) {
+    const int64_t mbps = linkMbps[rank];
+    if (mbps < 0) continue;
+    // An unknown rate (0) is slower than any: the first one stays.
+    if (slowest.rank < 0 || (slowest.mbps > 0 && (mbps == 0 || mbps < slowest.mbps)))
+      slowest = NetworkRate{mbps, static_cast<int>(rank)};
+  }
+  return slowest;
+}
+
+std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, TcpLinks* links) {
   const auto& settings = static_cast<const TcpSettings&>(setup.own);
   const int n = settings.socketsPerPeer;
   const int perPeer = kChannels * n;
@@ -74,14 +94,21 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
         bootstrap::findInterface(setup.settings.network, setup.rendezvous.address());
     uint16_t port = 0;
     listener = bootstrap::listenTcp(bootstrap::Endpoint{interface.address, 0}, &port, settings.socketBufferBytes);
-    *interfaceName = interface.name;
+    links->interfaceName = interface.name;
+    const bootstrap::LinkRate rate = bootstrap::linkRateOf(interface.name);
     // As NCCL's "NET/Socket : Using eth0:10.0.0.1<0>": which interface and
     // address, and what chose them, once per rank.
-    LOOM_INFO("INIT", setup.rank, "TCP: using " << interface.toString(port) << " (" << interface.why << ")");
+    LOOM_INFO("INIT", setup.rank,
+              "TCP: using " << interface.toString(port) << " (" << interface.why << "), link " << rate.source);
     // Never link-local (interface_choice.h), so the text needs no %scope.
-    mine = interface.address.toString() + " " + std::to_string(port) + " " + hex(token) + " " + std::to_string(n);
+    mine = interface.address.toString() + " " + std::to_string(port) + " " + hex(token) + " " + std::to_string(n) +
+           " " + std::to_string(rate.mbps);
   }
   const std::vector<std::string> entries = setup.rendezvous.allGather(mine);
+  std::vector<int64_t> linkMbps(entries.size(), -1);
+  for (size_t rank = 0; rank < entries.size(); ++rank)
+    if (!entries[rank].empty()) linkMbps[rank] = parseEntry(entries[rank], static_cast<int>(rank)).linkMbps;
+  links->slowest = slowestLink(linkMbps);
 
   std::vector<std::vector<bootstrap::Socket>> sockets(setup.peers.size());
   std::map<int, size_t> indexOf;

@@ -8,6 +8,7 @@
 // rank.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "bootstrap/socket.h"
@@ -15,10 +16,23 @@
 
 namespace loom::tcp {
 
+// What connecting learned of the links: the interface this rank listens
+// on (LOOM_SOCKET_IFNAME's choice), and the slowest link of all the ranks
+// with TCP peers, as each rank's kernel gives its interface's rate
+// (bootstrap/link_rate.h); every rank learns the same.
+struct TcpLinks {
+  std::string interfaceName;
+  NetworkRate slowest;
+};
+
+// The slowest of the ranks' links, by rank: each one's rate in Mbit/s, 0
+// where its kernel gives none, -1 for a rank without TCP peers. Where any
+// rank's is unknown, the first such rank's, with 0 Mbit/s.
+NetworkRate slowestLink(const std::vector<int64_t>& linkMbps);
+
 // sockets[peer index][channel * n + i] for the peers in setup.peers, in
-// that order; connected, with TCP_NODELAY. *interfaceName: the interface
-// this rank listens on (LOOM_SOCKET_IFNAME's choice). Throws naming the rank
-// that did not connect, or what was wrong with its entry.
-std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, std::string* interfaceName);
+// that order; connected, with TCP_NODELAY. Throws naming the rank that did
+// not connect, or what was wrong with its entry.
+std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& setup, TcpLinks* links);
 
 }  // namespace loom::tcp

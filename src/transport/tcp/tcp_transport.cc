@@ -40,7 +40,7 @@ TcpTransport::TcpTransport(const TransportSetup& setup)
       socketsPerPeer_(static_cast<const TcpSettings&>(setup.own).socketsPerPeer),
       slotOf_(setup.identities.size(), -1),
       stopQuietMs_(setup.settings.timeoutMs) {
-  std::vector<std::vector<bootstrap::Socket>> sockets = connectPeers(setup, &interface_);
+  std::vector<std::vector<bootstrap::Socket>> sockets = connectPeers(setup, &links_);
   if (setup.peers.empty()) return;
   const auto& settings = static_cast<const TcpSettings&>(setup.own);
   const RingGeometry geometry{settings.slotBytes, settings.slots};
@@ -164,7 +164,7 @@ std::string TcpTransport::peerMemoryUnavailable() const {
 }
 
 std::string TcpTransport::describe() const {
-  return "TCP/" + interface_ + " (" + std::to_string(socketsPerPeer_) +
+  return "TCP/" + links_.interfaceName + " (" + std::to_string(socketsPerPeer_) +
          (socketsPerPeer_ == 1 ? " socket)" : " sockets)");
 }
 

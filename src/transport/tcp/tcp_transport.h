@@ -19,6 +19,7 @@
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_progress.h"
 #include "transport/tcp/tcp_rings.h"
+#include "transport/tcp/tcp_setup.h"
 #include "transport/transport.h"
 
 namespace loom::tcp {
@@ -47,6 +48,7 @@ class TcpTransport final : public Transport {
   PeerMemory* peerMemory() const override { return nullptr; }
   std::string peerMemoryUnavailable() const override;
   std::string describe() const override;
+  NetworkRate networkRate() const override { return links_.slowest; }
 
  private:
   struct Peer {
@@ -63,7 +65,7 @@ class TcpTransport final : public Transport {
 
   int rank_;
   int socketsPerPeer_;
-  std::string interface_;    // where this rank's TCP listener was: eth0
+  TcpLinks links_;           // where this rank's TCP listener was (eth0), and the slowest link
   std::vector<int> slotOf_;  // by communicator rank: index in peers_, or -1
   std::vector<Peer> peers_;
   Wakeup wakeup_;
