@@ -48,9 +48,11 @@ asan_skip+='|^(Ranks|tcp/Ranks|hosts2\+3/Ranks)/(CollectivesTest|PointToPointTes
 asan_skip+='|^Transports/TwoRanksTest\..*/Threads_'
 # Mismatched calls are caught the same way at 5 ranks as at 8.
 asan_skip+='|^Calls/MismatchTest\..*_8ranks_'
-# The logarithmic schedules at 24, 32 and 64 ranks: the counts up to 17
-# take every path (powers of two, folded ranks, short last steps).
+# The logarithmic schedules at 24, 32 and 64 ranks, and every algorithm
+# on one host of 64 and 100: the counts up to 17 take every path (powers
+# of two, folded ranks, short last steps).
 asan_skip+='|^Ranks/[A-Za-z]+AlgorithmsTest\..*[A-Za-z](24|32|64) '
+asan_skip+='|^Ranks/OneHostTest\..*/64$|^Ranks/OneHostTest\..*/100$'
 # GoogleTest cases only (their names have a '.'; script tests drive tools and
 # installs, not the library), and not the NVML stub tests (a library loaded
 # into the process that is not Loom's) or binaries not built here.

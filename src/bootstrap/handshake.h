@@ -22,7 +22,7 @@ namespace loom::bootstrap {
 // 1 was the unversioned exchange (nonce, then proof and rank, no verdict);
 // 2 had no timeout in the hello, so the rendezvous could not tell the ranks
 // which of them was missing before their own clocks ran out.
-constexpr uint32_t kProtocolVersion = 3;
+constexpr uint32_t kProtocolVersion = 4;
 
 constexpr size_t kHeaderSize = 12;  // magic + version, at the start of greeting and hello
 constexpr size_t kGreetingSize = kHeaderSize + sizeof(Nonce);

@@ -11,6 +11,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -58,11 +60,12 @@ uint64_t tbfBytesPerSecond(const rtattr* options) {
   uint64_t rate = 0;
   int length = static_cast<int>(RTA_PAYLOAD(options));
   for (const rtattr* a = static_cast<const rtattr*>(RTA_DATA(options)); RTA_OK(a, length); a = RTA_NEXT(a, length)) {
-    if (a->rta_type == TCA_TBF_PARMS && RTA_PAYLOAD(a) >= sizeof(tc_tbf_qopt)) {
+    const int type = a->rta_type & NLA_TYPE_MASK;
+    if (type == TCA_TBF_PARMS && RTA_PAYLOAD(a) >= sizeof(tc_tbf_qopt)) {
       tc_tbf_qopt parameters;
       std::memcpy(&parameters, RTA_DATA(a), sizeof(parameters));
       if (rate == 0) rate = parameters.rate.rate;
-    } else if (a->rta_type == TCA_TBF_RATE64 && RTA_PAYLOAD(a) >= sizeof(uint64_t)) {
+    } else if (type == TCA_TBF_RATE64 && RTA_PAYLOAD(a) >= sizeof(uint64_t)) {
       std::memcpy(&rate, RTA_DATA(a), sizeof(rate));
     }
   }
@@ -76,8 +79,9 @@ int64_t shapedMbps(const std::string& name) {
   if (index == 0) return 0;
   const Descriptor netlink(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
   if (netlink.get() < 0) return 0;
+  // Never wait on the kernel without a bound.
   const timeval wait{kNetlinkWaitMs / 1000, (kNetlinkWaitMs % 1000) * 1000};
-  setsockopt(netlink.get(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  if (setsockopt(netlink.get(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)) != 0) return 0;
   struct {
     nlmsghdr header;
     tcmsg queue;
@@ -92,11 +96,14 @@ int64_t shapedMbps(const std::string& name) {
 
   std::vector<char> buffer(1 << 16);
   for (int reply = 0; reply < kNetlinkReplies; ++reply) {
-    const ssize_t got = recv(netlink.get(), buffer.data(), buffer.size(), 0);
+    ssize_t got = 0;
+    do got = recv(netlink.get(), buffer.data(), buffer.size(), 0);
+    while (got < 0 && errno == EINTR);
     if (got <= 0) return 0;
     int length = static_cast<int>(got);
     for (const nlmsghdr* h = reinterpret_cast<const nlmsghdr*>(buffer.data()); NLMSG_OK(h, length);
          h = NLMSG_NEXT(h, length)) {
+      if (h->nlmsg_seq != request.header.nlmsg_seq) continue;
       if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) return 0;
       if (h->nlmsg_type != RTM_NEWQDISC || h->nlmsg_len < NLMSG_LENGTH(sizeof(tcmsg))) continue;
       const tcmsg* queue = static_cast<const tcmsg*>(NLMSG_DATA(h));
@@ -105,14 +112,17 @@ int64_t shapedMbps(const std::string& name) {
       uint64_t bytesPerSecond = 0;
       int attributes = static_cast<int>(TCA_PAYLOAD(h));
       for (const rtattr* a = TCA_RTA(queue); RTA_OK(a, attributes); a = RTA_NEXT(a, attributes)) {
-        if (a->rta_type == TCA_KIND)
+        const int type = a->rta_type & NLA_TYPE_MASK;
+        if (type == TCA_KIND)
           tbf = strnlen(static_cast<const char*>(RTA_DATA(a)), RTA_PAYLOAD(a)) == 3 &&
                 std::memcmp(RTA_DATA(a), "tbf", 3) == 0;
-        else if (a->rta_type == TCA_OPTIONS)
+        else if (type == TCA_OPTIONS)
           bytesPerSecond = tbfBytesPerSecond(a);
       }
       // The root queue decides; another kind than tbf shapes nothing here.
-      return tbf ? static_cast<int64_t>(bytesPerSecond * 8 / 1000000) : 0;
+      // A rate under 1 Mbit/s still shapes: it counts as 1.
+      if (!tbf || bytesPerSecond == 0) return 0;
+      return std::max<int64_t>(1, static_cast<int64_t>(bytesPerSecond * 8 / 1000000));
     }
   }
   return 0;

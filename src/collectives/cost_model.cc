@@ -8,6 +8,9 @@
 namespace loom {
 namespace {
 
+// The link the built-in network's constants describe, in Mbit/s.
+constexpr double kBuiltInLinkMbps = 10000;
+
 int ceilLog2(int n) {
   int k = 0;
   while ((1 << k) < n) ++k;
@@ -124,8 +127,9 @@ CostConstants makeDefaults() {
   // parallel.
   c.sharedMemory = {0.5, 5000, 0.05};
   // TCP between hosts: a socket's round of system calls and wire latency;
-  // about 10 Gbit/s; every further message is another pass through the
-  // kernel on both ends.
+  // 88% of a 10 Gbit/s link (kBuiltInLinkMbps; headers and acks take the
+  // rest); every further message is another pass through the kernel on
+  // both ends.
   c.network = {15, 1100, 5};
   // Between the sockets of one host: a cache line crosses the interconnect
   // in a few hundred ns more than within a socket; the link carries tens
@@ -161,6 +165,11 @@ CostConstants makeDefaults() {
 const CostConstants& defaultCosts() {
   static const CostConstants costs = makeDefaults();
   return costs;
+}
+
+double networkBytesPerUsAt(int64_t linkMbps) {
+  const double lineBytesPerUs = static_cast<double>(linkMbps) / 8;
+  return lineBytesPerUs * defaultCosts().network.bytesPerUs / (kBuiltInLinkMbps / 8);
 }
 
 bool modelRanks(TunedCollective collective, TunedAlgorithm algorithm) {

@@ -71,6 +71,11 @@ struct CostConstants {
 
 const CostConstants& defaultCosts();
 
+// What TCP moves over a link of `linkMbps` (its NIC's speed, or a queue's
+// rate), in the model's bytes per microsecond: the built-in network's share
+// of the 10 Gbit/s it describes.
+double networkBytesPerUsAt(int64_t linkMbps);
+
 // What the model needs to know of a team.
 struct TeamShape {
   int nranks = 1;

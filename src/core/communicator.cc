@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <sstream>
 
 #include "base/error.h"
 #include "base/logging.h"
@@ -182,28 +183,38 @@ void Communicator::connectPeers(const std::vector<RankIdentity>& identities, boo
   }
 }
 
-// The cost model's network moves what the slowest rank's link carries,
-// where every rank's kernel gives its interface's rate and
-// LOOM_TUNING_FILE set no bandwidth of its own (a file's, measured by
-// loom-topo --calibrate-network, sees what a rate does not: TCP's costs, a
-// switch between the hosts). Before the sub-teams copy the constants.
+// The cost model's network moves TCP's share of what the slowest rank's
+// link carries, where a rank's kernel gives its interface's rate and
+// LOOM_TUNING_FILE's network bandwidth is the built-in one (a measured one,
+// from loom-topo --calibrate-network, sees what a rate does not: TCP's
+// costs, a switch between the hosts). A link whose rate no kernel gives
+// may be slower than the others: with one, the network moves no more than
+// the built-in guess. Before the sub-teams copy the constants.
 void Communicator::useNetworkRate() {
-  const NetworkRate slowest = connections_->networkRate();
-  if (slowest.rank < 0) return;  // no transport between hosts
+  const NetworkRate links = connections_->networkRate();
+  if (!links.any()) return;  // no rank has TCP peers
   LinkCosts& network = team_.tuning.costs.network;
-  const bool builtIn = network.bytesPerUs == defaultCosts().network.bytesPerUs;
-  if (builtIn && slowest.mbps > 0) network.bytesPerUs = static_cast<double>(slowest.mbps) / 8;
+  const double builtInBytesPerUs = defaultCosts().network.bytesPerUs;
+  const bool builtIn = network.bytesPerUs == builtInBytesPerUs;
+  if (builtIn && links.rank >= 0) {
+    network.bytesPerUs = networkBytesPerUsAt(links.mbps);
+    if (links.unknownRank >= 0) network.bytesPerUs = std::min(network.bytesPerUs, builtInBytesPerUs);
+  }
   if (team_.rank != 0) return;
-  const std::string whose = "rank " + std::to_string(slowest.rank) + "'s";
-  if (slowest.mbps == 0)
-    LOOM_INFO("INIT", team_.rank,
-              "network: " << whose << " interface gives no rate, so the cost model's network moves "
-                          << network.bytesPerUs << " bytes/us" << (builtIn ? " (built in)" : " (LOOM_TUNING_FILE)"));
+  std::ostringstream line;
+  if (links.rank >= 0)
+    line << "the slowest link " << (links.unknownRank >= 0 ? "that gives a rate " : "") << "is rank " << links.rank
+         << "'s, " << links.mbps << " Mbit/s";
+  if (links.unknownRank >= 0)
+    line << (links.rank >= 0 ? ", and " : "") << "rank " << links.unknownRank << "'s interface gives no rate";
+  line << "; the cost model's network moves " << network.bytesPerUs << " bytes/us";
+  if (!builtIn)
+    line << " (LOOM_TUNING_FILE's)";
+  else if (links.rank < 0)
+    line << " (built in)";
   else
-    LOOM_INFO("INIT", team_.rank,
-              "network: the slowest link is " << whose << ", " << slowest.mbps
-                                              << " Mbit/s; the cost model's network moves " << network.bytesPerUs
-                                              << " bytes/us" << (builtIn ? " (that rate)" : " (LOOM_TUNING_FILE)"));
+    line << " (TCP's share of that rate" << (links.unknownRank >= 0 ? ", at most the built-in one)" : ")");
+  LOOM_INFO("INIT", team_.rank, "network: " << line.str());
 }
 
 // Ranks tell each other where they run; the team keeps it (host, local

@@ -26,6 +26,8 @@ Connections::Connections(int rank, const std::vector<RankIdentity>& identities, 
     // or not needed): its rounds are collective, so all ranks run the same.
     std::unique_ptr<Transport> transport =
         kinds[k].connect({rank, identities, peers, settings, *settings.kinds[k], rendezvous});
+    // What its rounds learned of the links, every rank alike.
+    if (transport->networkRate().any()) networkRate_ = transport->networkRate();
     if (peers.empty()) continue;  // it took part in the rounds, and carries nothing here
     for (int peer : peers) byPeer_[peer] = transport.get();
     transports_.push_back(std::move(transport));
@@ -57,14 +59,6 @@ void Connections::makeIdleSleep() {
   }
   idleSleep_ = std::make_unique<IdleSleep>(bell != nullptr ? *bell : ownDoorbell_, std::move(lenders));
   for (auto& transport : transports_) transport->useIdleSleep(idleSleep_.get());
-}
-
-NetworkRate Connections::networkRate() const {
-  for (const auto& transport : transports_) {
-    const NetworkRate rate = transport->networkRate();
-    if (rate.rank >= 0) return rate;
-  }
-  return {};
 }
 
 bool Connections::anyProgressThread() const {

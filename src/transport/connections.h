@@ -80,9 +80,9 @@ class Connections {
   PeerMemory* peerMemory() const;
   // Why peerMemory() is null; empty when it is not, or was not asked for.
   std::string peerMemoryUnavailable() const;
-  // The slowest link between hosts, from the network transport (every rank
-  // learns the same); rank -1 where no transport connects hosts.
-  NetworkRate networkRate() const;
+  // The links' rates the network transport's rounds gathered (every rank
+  // learns the same, with TCP peers or not); none where no rank has TCP peers.
+  NetworkRate networkRate() const { return networkRate_; }
 
  private:
   static std::string differences(const std::string& theirs, int peer, const std::string& mine, int rank);
@@ -98,6 +98,7 @@ class Connections {
   std::vector<int> kindOf_;                             // index in transportKinds(), by rank; -1 for this rank
   Doorbell ownDoorbell_;                                // when no transport has one
   std::unique_ptr<IdleSleep> idleSleep_;
+  NetworkRate networkRate_;
 };
 
 }  // namespace loom

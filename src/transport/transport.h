@@ -29,12 +29,15 @@ struct PeerProgress {
   int waitingFor = -1;  // the peer its oldest waiting operation waits for; -1: none
 };
 
-// The slowest link between hosts among all the ranks, as their kernels
-// give their interfaces' rates (bootstrap/link_rate.h); every rank learns
-// the same at init.
+// The ranks' links, as their kernels give their interfaces' rates
+// (bootstrap/link_rate.h), gathered by the network transport: every rank
+// learns the same at init.
 struct NetworkRate {
-  int64_t mbps = 0;  // 0: that rank's kernel gives no rate
-  int rank = -1;     // whose link it is; -1: no transport between hosts
+  int64_t mbps = 0;      // the slowest rate a rank's kernel gave; 0: none gave one
+  int rank = -1;         // that rank; -1: none gave one
+  int unknownRank = -1;  // the first rank whose kernel gave none; -1: every one did
+  // Whether any rank has a network transport's peers.
+  bool any() const { return rank >= 0 || unknownRank >= 0; }
 };
 
 class Transport {
@@ -81,8 +84,8 @@ class Transport {
   // How this transport carries its peers, for the log line of each
   // connection: "SHM", "TCP/10.0.0.1 (2 sockets)".
   virtual std::string describe() const = 0;
-  // The slowest link of the ranks a network transport connects; none for
-  // a transport within a host.
+  // The links of the ranks a network transport connects; none for a
+  // transport within a host.
   virtual NetworkRate networkRate() const { return {}; }
 };
 

@@ -256,7 +256,7 @@ pass "--plan: 16 and 4+4 hosts, ranks sharing CPUs, LOOM_ALGO, bad input"
 # measurement that tests running beside it made too noisy to fit is taken
 # again by --calibrate itself.
 printf 'network latency_us 33\n' >"$WORK/cal.tuning"
-timeout 120 taskset -c 0,1 "$TOPO" --calibrate "$WORK/cal.tuning" --ranks 3 >"$WORK/out" 2>&1 || fail "--calibrate exited $?"
+timeout 280 taskset -c 0,1 "$TOPO" --calibrate "$WORK/cal.tuning" --ranks 3 >"$WORK/out" 2>&1 || fail "--calibrate exited $?"
 expect_line "^measured on 3 ranks of this host's 2 CPUs"
 expect_line '^  AllReduce ring:( [0-9.e+]+){5}$'
 expect_line '^  AllReduce ring on 2 ranks: [0-9.e+]+ us per step$'
@@ -302,7 +302,7 @@ expect_line "^loom-topo: $WORK/bad.tuning:2: tree has no 'speed'"
 grep -q '== Plan' "$WORK/out" && fail "--plan printed half a section before its error"
 # A file that puts CPUs 0 and 1 on two sockets: the interconnect between
 # them is measured (a cache line's trip; CPU 0 copying out of CPU 1's memory).
-LOOM_TOPO_FILE="$DATA/synthetic-2socket-2cpu.nccl-topo.xml" timeout 120 taskset -c 0,1 \
+LOOM_TOPO_FILE="$DATA/synthetic-2socket-2cpu.nccl-topo.xml" timeout 280 taskset -c 0,1 \
   "$TOPO" --calibrate "$WORK/sockets.tuning" --ranks 2 >"$WORK/out" 2>&1 || fail "--calibrate on two sockets exited $?"
 expect_line "^  sockets 0 and 1: a cache line crosses in [0-9.e+]+ ns \\(socket 0 has one CPU: the whole trip counts\\); socket 0's 1 CPU copies [0-9.e+]+ bytes/us out of socket 1's memory$"
 shm_latency=$(awk '$1 == "shm" && $2 == "latency_us" { print $3 }' "$WORK/sockets.tuning")

@@ -2,7 +2,8 @@
 # The cost model's network follows the links' rate, as each host's kernel
 # gives it (bootstrap/link_rate.h): on 2 fake hosts of 2 ranks whose links
 # tbf shapes to 1 Gbit/s, every rank's TCP line names its link's rate, rank
-# 0 says the slowest and what the model's network then moves (125 bytes/us),
+# 0 says the slowest and what the model's network then moves (TCP's share,
+# 110 bytes/us, as the built-in 1100 are of 10 Gbit/s),
 # and the estimates of the TUNING line are those `loom-topo --plan` gives
 # with a tuning file of that bandwidth; unshaped, the veths' speed; a
 # tuning file's bandwidth stays; and a link whose kernel gives no rate
@@ -40,37 +41,37 @@ estimates() {
 job --rate 1gbit
 [[ $(grep -cE "LOOM INFO INIT TCP: using eth0:[0-9.]+<[0-9]+> \(.*\), link tbf 1000 Mbit/s \((speed [0-9]+ Mb/s|no speed)\)$" "$WORK/out") -eq 4 ]] ||
   fail "not every rank named its link's tbf rate"
-expect "\[0\] LOOM INFO INIT network: the slowest link is rank [0-3]'s, 1000 Mbit/s; the cost model's network moves 125 bytes/us \(that rate\)$"
+expect "\[0\] LOOM INFO INIT network: the slowest link is rank [0-3]'s, 1000 Mbit/s; the cost model's network moves 110 bytes/us \(TCP's share of that rate\)$"
 cp "$WORK/out" "$WORK/shaped"
-printf 'network bytes_per_us 125\n' >"$WORK/125.tuning"
-LOOM_DEBUG= LOOM_TUNING_FILE="$WORK/125.tuning" "$TOPO" --plan --hosts 2,2 >"$WORK/out" 2>&1 || fail "--plan exited $?"
+printf 'network bytes_per_us 110\n' >"$WORK/110.tuning"
+LOOM_DEBUG= LOOM_TUNING_FILE="$WORK/110.tuning" "$TOPO" --plan --hosts 2,2 >"$WORK/out" 2>&1 || fail "--plan exited $?"
 runtime=$(estimates "$WORK/shaped")
 planned=$(estimates "$WORK/out")
 [[ -n $runtime ]] || fail "no TUNING line for the 1 MiB AllReduce"
 # --plan prints 4 or 5 significant digits, the TUNING line one decimal: within 0.1%.
 paste <(tr ' ' '\n' <<<"$runtime" | awk 'NR % 2 == 0') <(tr ' ' '\n' <<<"$planned" | awk 'NR % 2 == 0') |
   awk 'NF == 2 { n++; if ($1 / $2 > 1.001 || $1 / $2 < 0.999) bad = 1 } END { exit !(n == 4 && !bad) }' ||
-  fail "the 1 MiB estimates ($runtime) are not --plan's with network bytes_per_us 125 ($planned)"
-echo "PASS: shaped to 1 Gbit/s: every rank names its link's rate, and the model's network moves 125 bytes/us"
+  fail "the 1 MiB estimates ($runtime) are not --plan's with network bytes_per_us 110 ($planned)"
+echo "PASS: shaped to 1 Gbit/s: every rank names its link's rate, and the model's network moves 110 bytes/us"
 
 # --- unshaped: the veths' speed ---------------------------------------------------
 job
 expect "LOOM INFO INIT TCP: using eth0:.*, link (speed [0-9]+ Mb/s|no speed \(the kernel gives none for eth0\))$"
 if speed=$(grep -m1 -oE 'link speed [0-9]+ Mb/s$' "$WORK/out"); then
   mbps=$(grep -oE '[0-9]+' <<<"$speed")
-  expect "network: the slowest link is rank [0-3]'s, $mbps Mbit/s; the cost model's network moves $(awk -v m="$mbps" 'BEGIN { printf "%g", m / 8 }') bytes/us \(that rate\)$"
+  expect "network: the slowest link is rank [0-3]'s, $mbps Mbit/s; the cost model's network moves $(awk -v m="$mbps" 'BEGIN { printf "%g", m / 8 * 1100 / 1250 }') bytes/us \(TCP's share of that rate\)$"
 fi
 echo "PASS: unshaped: the veths' ${speed:-rate, none given}"
 
 # --- a tuning file's bandwidth stays ------------------------------------------------
 printf 'network bytes_per_us 77\n' >"$WORK/77.tuning"
 LOOM_TUNING_FILE="$WORK/77.tuning" job --rate 1gbit
-expect "\[0\] LOOM INFO INIT network: the slowest link is rank [0-3]'s, 1000 Mbit/s; the cost model's network moves 77 bytes/us \(LOOM_TUNING_FILE\)$"
+expect "\[0\] LOOM INFO INIT network: the slowest link is rank [0-3]'s, 1000 Mbit/s; the cost model's network moves 77 bytes/us \(LOOM_TUNING_FILE's\)$"
 echo "PASS: LOOM_TUNING_FILE's network bandwidth stays"
 
 # --- a link without a rate: TCP over loopback on one host -----------------------------
 LOOM_TRANSPORTS=tcp LOOM_SOCKET_IFNAME=lo "$LOOMRUN" -n 2 --timeout 60 "$PERF" -b 8 -e 8 -n 2 -w 1 -c 1 >"$WORK/out" 2>&1 ||
   fail "TCP over loopback exited $?"
 expect "LOOM INFO INIT TCP: using lo:.*, link no speed \(the kernel gives none for lo\)$"
-expect "\[0\] LOOM INFO INIT network: rank 0's interface gives no rate, so the cost model's network moves 1100 bytes/us \(built in\)$"
+expect "\[0\] LOOM INFO INIT network: rank 0's interface gives no rate; the cost model's network moves 1100 bytes/us \(built in\)$"
 echo "PASS: loopback gives no rate: the built-in network stays"

@@ -27,12 +27,12 @@ struct RankContext {
 
 struct HarnessOptions {
   // The communicators' timeout: a broken test fails in a minute. A shorter
-  // one is the body's communicator's, split off one the ranks met in with
-  // this default (a timeout bounds a communicator's setup too).
+  // positive one is the body's communicator's, split off one the ranks met
+  // in with this default (a timeout bounds a communicator's setup too).
   int64_t timeoutMs = 60000;
-  int waitSeconds = 240;      // processes still running after this are killed and the test fails
-  bool createComm = true;     // false: the body gets comm == nullptr and makes its own
-  int killedRank = -1;        // processes: this rank is meant to die by SIGKILL (a fault test)
+  int waitSeconds = 240;   // processes still running after this are killed and the test fails
+  bool createComm = true;  // false: the body gets comm == nullptr and makes its own
+  int killedRank = -1;     // processes: this rank is meant to die by SIGKILL (a fault test)
 };
 
 using RankBody = std::function<void(const RankContext&)>;

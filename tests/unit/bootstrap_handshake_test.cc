@@ -57,7 +57,8 @@ TEST(HandshakeTest, AnotherVersionIsNamedWithBoth) {
   Hello hello;
   hello.version = 7;
   EXPECT_EQ(sentenceOf(checkHelloHeader, encodeHello(hello)),
-            "it speaks Loom bootstrap protocol 7 and this side speaks 3: every rank must run the same Loom version");
+            "it speaks Loom bootstrap protocol 7 and this side speaks " + std::to_string(kProtocolVersion) +
+                ": every rank must run the same Loom version");
 }
 
 TEST(HandshakeTest, VerdictsDecodeOrSayWhatTheyAre) {

@@ -386,7 +386,8 @@ void calibrate(std::ostream& report, const Topology& t, int ranks, const std::st
       "Loom cost constants (docs/ENGINE.md, \"Algorithm choice\"), for LOOM_TUNING_FILE.\n"
       "Measured by loom-topo --calibrate on " +
       std::string(host) + ", " + date + ", " + std::to_string(ranks) + " ranks of one host. network: " +
-      (networkBuiltIn ? std::string("built in (loom-topo --calibrate-network measures it)")
+      (networkBuiltIn ? std::string("built in, a job's bandwidth its links' rate (loom-topo --calibrate-network "
+                                    "measures it)")
                       : std::string("as the file had it (loom-topo --calibrate-network)")) +
       ".";
   writeTuning(report, costs, header, outPath);

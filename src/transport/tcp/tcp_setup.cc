@@ -1,6 +1,7 @@
 #include "transport/tcp/tcp_setup.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -39,15 +40,26 @@ std::string hex(const bootstrap::Secret& bytes) {
   return out;
 }
 
+// A rate in whole Mbit/s, digits alone, up to kMaxLinkMbps.
+bool parseLinkMbps(const char* text, int64_t* mbps) {
+  const size_t digits = std::strspn(text, "0123456789");
+  if (digits == 0 || text[digits] != '\0' || digits > 10) return false;
+  const long long value = std::strtoll(text, nullptr, 10);
+  if (value > kMaxLinkMbps) return false;
+  *mbps = value;
+  return true;
+}
+
 Entry parseEntry(const std::string& text, int rank) {
   Entry entry;
   char address[64] = {}, token[64] = {};
   unsigned port = 0;
   int sockets = 0;
-  long long linkMbps = -1;
-  if (std::sscanf(text.c_str(), "%63s %u %63s %d %lld", address, &port, token, &sockets, &linkMbps) != 5 || port == 0 ||
-      port > 65535 || std::strlen(token) != 2 * entry.token.size() || sockets < 1 || linkMbps < 0 ||
-      linkMbps > kMaxLinkMbps)
+  char linkMbps[24] = {};
+  int end = 0;
+  if (std::sscanf(text.c_str(), "%63s %u %63s %d %23s%n", address, &port, token, &sockets, linkMbps, &end) != 5 ||
+      static_cast<size_t>(end) != text.size() || port == 0 || port > 65535 ||
+      std::strlen(token) != 2 * entry.token.size() || sockets < 1 || !parseLinkMbps(linkMbps, &entry.linkMbps))
     fail(loomRemoteError,
          "rank " + std::to_string(rank) + " sent a malformed TCP entry at init: '" + text.substr(0, 120) + "'");
   for (size_t i = 0; i < entry.token.size(); ++i) {
@@ -62,7 +74,6 @@ Entry parseEntry(const std::string& text, int rank) {
                               std::string(address) + "' is neither IPv4 nor IPv6");
   entry.endpoint = bootstrap::Endpoint{*numeric, static_cast<uint16_t>(port)};
   entry.sockets = sockets;
-  entry.linkMbps = linkMbps;
   return entry;
 }
 
@@ -70,12 +81,14 @@ Entry parseEntry(const std::string& text, int rank) {
 
 NetworkRate slowestLink(const std::vector<int64_t>& linkMbps) {
   NetworkRate slowest;
-  for (size_t rank = 0; rank < linkMbps.size(); ++rank) {
-    const int64_t mbps = linkMbps[rank];
-    if (mbps < 0) continue;
-    // An unknown rate (0) is slower than any: the first one stays.
-    if (slowest.rank < 0 || (slowest.mbps > 0 && (mbps == 0 || mbps < slowest.mbps)))
-      slowest = NetworkRate{mbps, static_cast<int>(rank)};
+  for (size_t index = 0; index < linkMbps.size(); ++index) {
+    const int64_t mbps = linkMbps[index];
+    const int rank = static_cast<int>(index);
+    if (mbps == 0 && slowest.unknownRank < 0) slowest.unknownRank = rank;
+    if (mbps > 0 && (slowest.rank < 0 || mbps < slowest.mbps)) {
+      slowest.mbps = mbps;
+      slowest.rank = rank;
+    }
   }
   return slowest;
 }

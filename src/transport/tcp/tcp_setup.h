@@ -1,7 +1,7 @@
 // Connecting a rank to its TCP peers at init. Every rank with TCP peers
-// listens on its interface's address and shares address, port and a fresh
-// token in one rendezvous round (ranks without TCP peers join the round
-// with nothing); then each rank connects to the peers above it and accepts
+// listens on its interface's address and shares address, port, a fresh
+// token, its sockets per peer and its link's rate in one rendezvous round
+// (ranks without TCP peers join the round with nothing); then each rank connects to the peers above it and accepts
 // the peers below it. A connection proves itself with the listener's token,
 // which only the communicator's ranks learned (the rendezvous admitted them
 // by the secret), so a stranger on the port is dropped, never taken for a
@@ -17,8 +17,8 @@
 namespace loom::tcp {
 
 // What connecting learned of the links: the interface this rank listens
-// on (LOOM_SOCKET_IFNAME's choice), and the slowest link of all the ranks
-// with TCP peers, as each rank's kernel gives its interface's rate
+// on (LOOM_SOCKET_IFNAME's choice), and the rates of all the ranks' with
+// TCP peers, as each one's kernel gives its interface's
 // (bootstrap/link_rate.h); every rank learns the same.
 struct TcpLinks {
   std::string interfaceName;
@@ -26,8 +26,7 @@ struct TcpLinks {
 };
 
 // The slowest of the ranks' links, by rank: each one's rate in Mbit/s, 0
-// where its kernel gives none, -1 for a rank without TCP peers. Where any
-// rank's is unknown, the first such rank's, with 0 Mbit/s.
+// where its kernel gives none, -1 for a rank without TCP peers.
 NetworkRate slowestLink(const std::vector<int64_t>& linkMbps);
 
 // sockets[peer index][channel * n + i] for the peers in setup.peers, in
