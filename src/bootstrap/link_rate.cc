@@ -9,12 +9,13 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include "bootstrap/socket.h"
 
 namespace loom::bootstrap {
 namespace {
@@ -24,32 +25,18 @@ namespace {
 constexpr int kNetlinkWaitMs = 1000;
 constexpr int kNetlinkReplies = 64;
 
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // The NIC's speed (ETHTOOL_GSET needs no privilege); 0 when it has none
 // (SPEED_UNKNOWN: a link down, many virtual NICs).
 int64_t speedMbps(const std::string& name) {
   if (name.empty() || name.size() >= IFNAMSIZ) return 0;
-  const Descriptor socketFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (socketFd.get() < 0) return 0;
+  const Socket socketFd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (socketFd.fd() < 0) return 0;
   ethtool_cmd command{};
   command.cmd = ETHTOOL_GSET;
   ifreq request{};
   std::memcpy(request.ifr_name, name.data(), name.size());
   request.ifr_data = reinterpret_cast<char*>(&command);
-  if (ioctl(socketFd.get(), SIOCETHTOOL, &request) != 0) return 0;
+  if (ioctl(socketFd.fd(), SIOCETHTOOL, &request) != 0) return 0;
   const uint32_t speed = ethtool_cmd_speed(&command);
   return speed == 0 || speed == static_cast<uint32_t>(SPEED_UNKNOWN) ? 0 : speed;
 }
@@ -77,11 +64,11 @@ uint64_t tbfBytesPerSecond(const rtattr* options) {
 int64_t shapedMbps(const std::string& name) {
   const unsigned index = if_nametoindex(name.c_str());
   if (index == 0) return 0;
-  const Descriptor netlink(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-  if (netlink.get() < 0) return 0;
+  const Socket netlink(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+  if (netlink.fd() < 0) return 0;
   // Never wait on the kernel without a bound.
   const timeval wait{kNetlinkWaitMs / 1000, (kNetlinkWaitMs % 1000) * 1000};
-  if (setsockopt(netlink.get(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)) != 0) return 0;
+  if (setsockopt(netlink.fd(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)) != 0) return 0;
   struct {
     nlmsghdr header;
     tcmsg queue;
@@ -92,12 +79,12 @@ int64_t shapedMbps(const std::string& name) {
   request.header.nlmsg_seq = 1;
   request.queue.tcm_family = AF_UNSPEC;
   request.queue.tcm_ifindex = static_cast<int>(index);
-  if (send(netlink.get(), &request, request.header.nlmsg_len, 0) < 0) return 0;
+  if (send(netlink.fd(), &request, request.header.nlmsg_len, 0) < 0) return 0;
 
   std::vector<char> buffer(1 << 16);
   for (int reply = 0; reply < kNetlinkReplies; ++reply) {
     ssize_t got = 0;
-    do got = recv(netlink.get(), buffer.data(), buffer.size(), 0);
+    do got = recv(netlink.fd(), buffer.data(), buffer.size(), 0);
     while (got < 0 && errno == EINTR);
     if (got <= 0) return 0;
     int length = static_cast<int>(got);

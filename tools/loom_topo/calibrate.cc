@@ -59,8 +59,6 @@ const Setting kSettings[] = {
     {"allreduce:direct", A::kDirect, A::kCount, kSizes, false, true},
 };
 constexpr int kSettingCount = sizeof(kSettings) / sizeof(kSettings[0]);
-// How many times --calibrate measures before it calls the machine too busy.
-constexpr int kCalibrationAttempts = 3;
 
 // One line per measurement from rank 0 to the parent: setting, collective
 // (0 AllReduce, 1 AllGather), size index, microseconds per call.

@@ -37,9 +37,12 @@ void calibrateSockets(std::ostream& report, const Topology& t, const std::vector
 void calibrateNetwork(std::ostream& report, const std::string& outPath);
 
 // Shared by the calibrations.
+// How many times a calibration measures before it calls the machine (or
+// the network) too busy: a burst can leave the ring's fit without a slope.
+constexpr int kCalibrationAttempts = 3;
 std::string shortNumber(double v);  // 4 significant digits
 // Microseconds per call of AllReduce (collective 0) or AllGather (1) of
-// `bytes` on `comm`'s `ranks`: the median of 3 repetitions of about 50 ms.
+// `bytes` on `comm`'s `ranks`: the fastest of 3 repetitions of about 50 ms.
 double timeCalls(loomComm_t comm, int collective, size_t bytes, int ranks, void* send, void* recv);
 // time = fixed + bytes x slope: the slope that fits best in relative error.
 double fitSlope(const std::vector<double>& bytes, const std::vector<double>& us, double fixedUs);

@@ -42,10 +42,6 @@ void check(loomResult_t rc, const char* what) {
   if (rc != loomSuccess) fail(rc, std::string(what) + ": " + loomGetLastError());
 }
 
-// How many times the hosts' first ranks measure the ring before they call
-// the network too busy.
-constexpr int kNetworkAttempts = 3;
-
 // The network's latency and bytes per microsecond from the ring's times at
 // kNetworkSizes among `hosts`: the ring of H hosts takes 2(H-1) steps, each
 // one crossing the network, and puts 2(H-1)/H of the buffer through each
@@ -132,7 +128,7 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
     for (size_t bytes : kNetworkSizes) us.push_back(timeCalls(ring, 0, bytes, count, send.data(), recv.data()));
     int grew = fitNetwork(us, count).slope > 0 ? 1 : 0;
     check(loomBroadcast(&grew, &grew, 1, loomInt32, 0, ring, nullptr, nullptr), "agreeing on the measurement");
-    if (grew == 1 || attempt == kNetworkAttempts) break;
+    if (grew == 1 || attempt == kCalibrationAttempts) break;
   }
   // All-pairs at 8 B: one step, and 2(H-2) messages beyond one sent and one
   // taken in, which two hosts do not have.
@@ -147,7 +143,7 @@ void calibrateNetwork(std::ostream& report, const std::string& outPath) {
   LinkCosts& network = costs.network;
   const NetworkFit fit = fitNetwork(us, count);
   if (!(fit.slope > 0))
-    fail(loomSystemError, "the ring's time did not grow with its size in " + std::to_string(kNetworkAttempts) +
+    fail(loomSystemError, "the ring's time did not grow with its size in " + std::to_string(kCalibrationAttempts) +
                               " measurements: the network was too busy to measure; run it again");
   network.latencyUs = fit.latencyUs;
   network.bytesPerUs = 1 / fit.slope;

@@ -117,10 +117,15 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
     mine = interface.address.toString() + " " + std::to_string(port) + " " + hex(token) + " " + std::to_string(n) +
            " " + std::to_string(rate.mbps);
   }
-  const std::vector<std::string> entries = setup.rendezvous.allGather(mine);
-  std::vector<int64_t> linkMbps(entries.size(), -1);
-  for (size_t rank = 0; rank < entries.size(); ++rank)
-    if (!entries[rank].empty()) linkMbps[rank] = parseEntry(entries[rank], static_cast<int>(rank)).linkMbps;
+  const std::vector<std::string> texts = setup.rendezvous.allGather(mine);
+  // Every rank reads every entry: the links' rates are all ranks' alike.
+  std::vector<std::optional<Entry>> entries(texts.size());
+  std::vector<int64_t> linkMbps(texts.size(), -1);
+  for (size_t rank = 0; rank < texts.size(); ++rank) {
+    if (texts[rank].empty()) continue;
+    entries[rank] = parseEntry(texts[rank], static_cast<int>(rank));
+    linkMbps[rank] = entries[rank]->linkMbps;
+  }
   links->slowest = slowestLink(linkMbps);
 
   std::vector<std::vector<bootstrap::Socket>> sockets(setup.peers.size());
@@ -133,7 +138,10 @@ std::vector<std::vector<bootstrap::Socket>> connectPeers(const TransportSetup& s
   // Up: connect. The peer's kernel completes the handshake before it calls
   // accept, so connecting first and accepting after cannot deadlock.
   for (int peer : setup.peers) {
-    const Entry entry = parseEntry(entries[peer], peer);
+    if (!entries[peer])
+      fail(loomRemoteError, "rank " + std::to_string(peer) + " sent no TCP entry at init, though rank " +
+                                std::to_string(setup.rank) + " reaches it over TCP");
+    const Entry& entry = *entries[peer];
     if (entry.sockets != n)
       fail(loomInvalidUsage, "rank " + std::to_string(peer) + " uses " + std::to_string(entry.sockets) +
                                  " TCP sockets per peer and rank " + std::to_string(setup.rank) + " uses " +
