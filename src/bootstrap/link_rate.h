@@ -1,7 +1,9 @@
 // The rate an interface's link carries, as this host's kernel knows it:
-// the NIC's speed (what `ethtool` prints, as NCCL's socket transport reads
-// it), or less where the interface's root queue is a token bucket (`tc
-// qdisc ... root tbf rate R`) that holds what leaves it to R. The cost
+// the NIC's speed (what `ethtool` prints; NCCL's socket transport reads the
+// same number from /sys/class/net/<if>/speed, which answers for the network
+// namespace sysfs was mounted in, where ETHTOOL_GSET answers for the
+// caller's), or less where the interface's root queue is a token bucket
+// (`tc qdisc ... root tbf rate R`) that holds what leaves it to R. The cost
 // model's network bandwidth follows the slowest rank's (core/communicator.cc).
 #pragma once
 

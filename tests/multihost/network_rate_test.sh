@@ -6,8 +6,9 @@
 # 110 bytes/us, as the built-in 1100 are of 10 Gbit/s),
 # and the estimates of the TUNING line are those `loom-topo --plan` gives
 # with a tuning file of that bandwidth; unshaped, the veths' speed; a
-# tuning file's bandwidth stays; and a link whose kernel gives no rate
-# (loopback) leaves the built-in one, saying so.
+# tuning file's bandwidth stays; a NIC's speed is the one sysfs gives
+# (where NCCL's socket transport reads it); and a link whose kernel gives
+# no rate (loopback) leaves the built-in one, saying so.
 #
 # Usage: network_rate_test.sh /path/to/loom-hosts.sh /path/to/loomrun /path/to/all_reduce_perf /path/to/loom-topo
 set -euo pipefail
@@ -68,6 +69,26 @@ printf 'network bytes_per_us 77\n' >"$WORK/77.tuning"
 LOOM_TUNING_FILE="$WORK/77.tuning" job --rate 1gbit
 expect "\[0\] LOOM INFO INIT network: the slowest link is rank [0-3]'s, 1000 Mbit/s; the cost model's network moves 77 bytes/us \(LOOM_TUNING_FILE's\)$"
 echo "PASS: LOOM_TUNING_FILE's network bandwidth stays"
+
+# --- the speed NCCL's socket transport reads: /sys/class/net/<if>/speed -------------------
+# A namespace of its own with a veth pair, whose sysfs `ip netns exec`
+# mounts for it: the speed Loom's TCP line names is the one sysfs gives.
+ns=loomrate$$
+trap 'ip netns delete "$ns" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+ip netns add "$ns" && ip -n "$ns" link set lo up && ip -n "$ns" link add rate0 type veth peer name rate1 &&
+  ip -n "$ns" addr add 198.18.250.1/24 dev rate0 && ip -n "$ns" link set rate0 up && ip -n "$ns" link set rate1 up ||
+  fail "cannot make the namespace $ns with a veth pair"
+for _ in $(seq 50); do # until rate0 is running (carrier), 5 s at most
+  [[ $(ip netns exec "$ns" cat /sys/class/net/rate0/operstate) == up ]] && break
+  sleep 0.1
+done
+sysfs_speed=$(ip netns exec "$ns" cat /sys/class/net/rate0/speed)
+[[ $sysfs_speed =~ ^[1-9][0-9]*$ ]] || fail "sysfs gives no speed for a veth ('$sysfs_speed')"
+ip netns exec "$ns" env LOOM_TRANSPORTS=tcp LOOM_SOCKET_IFNAME==rate0 "$LOOMRUN" -n 2 --timeout 60 "$PERF" -b 8 -e 8 -n 2 -w 1 -c 1 \
+  >"$WORK/out" 2>&1 || fail "TCP over a veth exited $?"
+expect "LOOM INFO INIT TCP: using rate0:198\.18\.250\.1<[0-9]+> .*, link speed $sysfs_speed Mb/s$"
+ip netns delete "$ns"
+echo "PASS: the veth's speed is sysfs's, $sysfs_speed Mb/s, as NCCL reads it"
 
 # --- a link without a rate: TCP over loopback on one host -----------------------------
 LOOM_TRANSPORTS=tcp LOOM_SOCKET_IFNAME=lo "$LOOMRUN" -n 2 --timeout 60 "$PERF" -b 8 -e 8 -n 2 -w 1 -c 1 >"$WORK/out" 2>&1 ||
